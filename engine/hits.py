@@ -1,0 +1,57 @@
+"""What the vocabulary pipeline reports for one match in a text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.vocabulary.model import Issue, Term
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One match of a vocabulary term, with exact offsets into the original text.
+
+    `text[start:end] == surface` always holds. `obfuscated` is true when the match was found
+    through leetspeak, separators, masking or repeated letters. When masking leaves several
+    terms possible, `candidates` lists their literals (the reported `term` is the first).
+    """
+
+    id: str
+    start: int
+    end: int
+    surface: str
+    term: Term
+    issue: Issue
+    obfuscated: bool = False
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def ambiguous(self) -> bool:
+        return self.term.ambiguous
+
+    def to_dict(self, *, full: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "start": self.start,
+            "end": self.end,
+            "surface": self.surface,
+            "term": self.term.literal,
+            "term_id": self.term.id,
+            "issue_id": self.issue.id,
+            "uri": self.term.uri or self.issue.uri,
+            "language": self.term.language,
+            "categories": list(self.issue.categories),
+            "ambiguous": self.term.ambiguous,
+            "obfuscated": self.obfuscated,
+        }
+        if self.candidates:
+            data["candidates"] = list(self.candidates)
+        if full:
+            data.update(
+                description=self.issue.description,
+                suggestion_note=self.issue.suggestion_note,
+                suggested_terms=list(self.issue.suggested_terms),
+                sources=list(self.issue.sources),
+            )
+        return data

@@ -1,0 +1,181 @@
+"""The compiled, per-language form of a vocabulary: a trie over lemma keys.
+
+Each token of a term has one or more *keys* (its folded lemma and its folded surface), and the
+trie holds every term under every combination of its tokens' keys. Matching walks the trie from
+each text token whose keys are in the trie, so the cost per token does not grow with the
+vocabulary: a dictionary lookup per step, as in Aho-Corasick over lemma sequences.
+
+Computing keys needs the lemmatizer on every term token; the result is cached on disk, keyed by
+the vocabulary version, the language and the lemmatizer id.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.text.lemmatizer import Lemmatizer
+from engine.text.normalize import fold
+from engine.text.tokenizer import RegexTokenizer
+from engine.vocabulary.model import Issue, Term, Vocabulary
+
+MAX_KEY_COMBINATIONS = 16
+
+
+@dataclass(slots=True)
+class TrieNode:
+    children: dict[str, TrieNode] = field(default_factory=dict)
+    terms: list[Term] = field(default_factory=list)
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get("UNERASE_CACHE_DIR"):
+        return Path(os.environ["UNERASE_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "unerase"
+
+
+class KeyMaker:
+    """Computes the matching keys of a token; the same function serves terms and texts.
+
+    `aliases` maps folded inflected forms to folded lemma keys, so a form written without its
+    accents (Greek γυφτους for γύφτους) still reaches its lemma, which the lemmatizer alone,
+    looking up the exact spelling, would miss.
+    """
+
+    def __init__(self, lemmatizer: Lemmatizer, language: str, aliases: dict[str, str] | None = None) -> None:
+        self.lemmatizer = lemmatizer
+        self.language = language
+        self.aliases = aliases or {}
+
+    def __call__(self, token: str) -> tuple[str, ...]:
+        language = self.language
+        folded = fold(token, language)
+        keys = [fold(self.lemmatizer.lemmatize(token, language), language), folded]
+        if language == "de" and token[:1].islower():
+            # German nouns are capitalized; a lowercased noun ("zigeunern") is unknown otherwise.
+            keys.append(fold(self.lemmatizer.lemmatize(token.capitalize(), language), language))
+        alias = self.aliases.get(folded)
+        if alias is not None:
+            keys.append(alias)
+        return tuple(dict.fromkeys(k for k in keys if k))
+
+
+@dataclass
+class LanguageIndex:
+    language: str
+    root: TrieNode
+    keys: frozenset[str]
+    key_maker: KeyMaker
+    single_terms: dict[str, list[Term]]  # key of a one-token term -> terms
+    forms_by_length: dict[int, list[tuple[str, Term]]]  # folded literal of one-token terms
+    max_term_tokens: int
+    issues: dict[str, Issue]
+    cache_hit: bool = False
+
+
+@dataclass(frozen=True)
+class CompiledKeys:
+    """The lemmatizer's work on a vocabulary, cached on disk."""
+
+    terms: dict[str, list[list[str]]]  # term id -> per token, its keys
+    aliases: dict[str, str]  # folded inflected form -> folded lemma key
+
+
+def compile_keys(vocabulary: Vocabulary, language: str, lemmatizer: Lemmatizer) -> CompiledKeys:
+    tokenizer = RegexTokenizer()
+    key_maker = KeyMaker(lemmatizer, language)
+    terms = {
+        term.id: [list(key_maker(word)) for word in tokenizer.words(term.literal)]
+        for term in vocabulary.terms(language)
+    }
+    wanted = {key for per_token in terms.values() for keys in per_token for key in keys}
+    folded_lemmas: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for form, lemma in lemmatizer.inflections(language):
+        key = folded_lemmas.get(lemma)
+        if key is None:
+            key = folded_lemmas[lemma] = fold(lemma, language)
+        if key in wanted:
+            folded_form = fold(form, language)
+            if folded_form != key and folded_form not in wanted:
+                aliases.setdefault(folded_form, key)
+    return CompiledKeys(terms, aliases)
+
+
+def load_keys(
+    vocabulary: Vocabulary, language: str, lemmatizer: Lemmatizer, cache_dir: Path | None
+) -> tuple[CompiledKeys, bool]:
+    """Compiled keys, read from the disk cache when present; returns (keys, cache_hit)."""
+    path = None
+    if cache_dir is not None:
+        path = cache_dir / f"keys-{vocabulary.version}-{language}-{lemmatizer.id}.json".replace("/", "_")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return CompiledKeys(data["terms"], data["aliases"]), True
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # missing or damaged: rebuild
+    compiled = compile_keys(vocabulary, language, lemmatizer)
+    if path is not None:
+        payload = {"terms": compiled.terms, "aliases": compiled.aliases}
+        _write_atomically(path, json.dumps(payload, ensure_ascii=False))
+    return compiled, False
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False) as tmp:
+            tmp.write(text)
+        os.replace(tmp.name, path)
+    except OSError:
+        pass  # a read-only cache folder only costs speed
+
+
+def build_index(
+    vocabulary: Vocabulary,
+    language: str,
+    lemmatizer: Lemmatizer,
+    cache_dir: Path | None = None,
+) -> LanguageIndex:
+    compiled, cache_hit = load_keys(vocabulary, language, lemmatizer, cache_dir)
+    token_keys = compiled.terms
+    key_maker = KeyMaker(lemmatizer, language, compiled.aliases)
+    root = TrieNode()
+    all_keys: set[str] = set()
+    single_terms: dict[str, list[Term]] = defaultdict(list)
+    forms_by_length: dict[int, list[tuple[str, Term]]] = defaultdict(list)
+    max_tokens = 1
+    for term in vocabulary.terms(language):
+        per_token = token_keys.get(term.id) or []
+        if not per_token or not all(per_token):
+            continue  # a literal with no word characters cannot be matched
+        max_tokens = max(max_tokens, len(per_token))
+        for keys in per_token:
+            all_keys.update(keys)
+        for path in itertools.islice(itertools.product(*per_token), MAX_KEY_COMBINATIONS):
+            node = root
+            for key in path:
+                node = node.children.setdefault(key, TrieNode())
+            if term not in node.terms:
+                node.terms.append(term)
+        if len(per_token) == 1:
+            for key in per_token[0]:
+                single_terms[key].append(term)
+            form = fold(term.literal, language)
+            forms_by_length[len(form)].append((form, term))
+    return LanguageIndex(
+        language=language,
+        root=root,
+        keys=frozenset(all_keys),
+        key_maker=key_maker,
+        single_terms=dict(single_terms),
+        forms_by_length=dict(forms_by_length),
+        max_term_tokens=max_tokens,
+        issues={issue.id: issue for issue in vocabulary.issues if issue.language == language},
+        cache_hit=cache_hit,
+    )

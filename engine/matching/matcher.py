@@ -1,0 +1,271 @@
+"""The vocabulary matcher: text in, non-overlapping hits with exact offsets out.
+
+Steps, each cheap per token:
+1. tokenize with offsets; each distinct surface form is looked up once (cached per matcher)
+   to get its matching keys, compound parts (German, Dutch) and repeated-letter readings;
+2. walk the lemma trie from every token with a known key (multi-word terms: same lemmas in
+   the same order, only spaces, hyphens or apostrophes between);
+3. scan for disguised spellings (leetspeak, separators, masks) and look their readings up;
+4. resolve: overlapping candidates keep the longest; variants at one span keep the term with
+   the smallest edit distance to the surface; hits inside names are dropped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import ahocorasick
+from rapidfuzz.distance import Levenshtein
+
+from engine.hits import Hit
+from engine.matching.index import LanguageIndex, TrieNode
+from engine.matching.obfuscation import collapse_repeats, find_disguised, mask_matches
+from engine.text.compounds import COMPOUND_LANGUAGES, CompoundSplitter
+from engine.text.names import NameFilter, Span
+from engine.text.normalize import INVISIBLE, fold
+from engine.text.tokenizer import Token, Tokenizer
+from engine.vocabulary.model import Term
+
+# What may stand between the words of a multi-word term.
+_JOINER_RE = re.compile(rf"[\s\-‐‑'’{INVISIBLE}]{{1,3}}")
+CACHE_LIMIT = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    start: int
+    end: int
+    terms: tuple[Term, ...]
+    obfuscated: bool = False
+    reading: str | None = None  # the decoded form, for disguised spellings
+    masked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """What one distinct surface form contributes: trie keys, and hits inside the token."""
+
+    keys: tuple[str, ...]
+    parts: tuple[Candidate, ...]  # offsets relative to the token
+
+
+_NOTHING = Lookup((), ())
+
+
+class Matcher:
+    def __init__(
+        self,
+        index: LanguageIndex,
+        tokenizer: Tokenizer,
+        splitter: CompoundSplitter | None = None,
+        name_filter: NameFilter | None = None,
+        *,
+        obfuscation: bool = True,
+    ) -> None:
+        self.index = index
+        self.language = index.language
+        self.tokenizer = tokenizer
+        self.splitter = splitter if index.language in COMPOUND_LANGUAGES else None
+        self.name_filter = name_filter
+        self.obfuscation = obfuscation
+        self._lookups: dict[str, Lookup] = {}
+        self._readings: dict[tuple[str, ...], tuple[tuple[Term, ...], str, bool] | None] = {}
+        self._inside = self._build_inside_automaton() if self.splitter is not None else None
+
+    # -- per distinct surface form ------------------------------------------------------
+    def _build_inside_automaton(self) -> ahocorasick.Automaton | None:
+        """Folded one-word terms, to decide quickly whether a long word may hide one."""
+        automaton = ahocorasick.Automaton()
+        for forms in self.index.forms_by_length.values():
+            for form, _term in forms:
+                if len(form) >= 3:
+                    automaton.add_word(form, form)
+        for key in self.index.single_terms:
+            if len(key) >= 3:
+                automaton.add_word(key, key)
+        if len(automaton) == 0:
+            return None
+        automaton.make_automaton()
+        return automaton
+
+    def _lookup(self, surface: str) -> Lookup:
+        found = self._lookups.get(surface)
+        if found is not None:
+            return found
+        keys = tuple(k for k in self.index.key_maker(surface) if k in self.index.keys)
+        parts: tuple[Candidate, ...] = ()
+        if not keys:
+            parts = self._compound_parts(surface) or self._repeated(surface)
+        found = Lookup(keys, parts) if keys or parts else _NOTHING
+        if len(self._lookups) >= CACHE_LIMIT:
+            self._lookups.clear()  # bounded memory on endless streams of new words
+        self._lookups[surface] = found
+        return found
+
+    def _single(self, keys: tuple[str, ...]) -> tuple[Term, ...]:
+        terms: list[Term] = []
+        for key in keys:
+            for term in self.index.single_terms.get(key, ()):
+                if term not in terms:
+                    terms.append(term)
+        return tuple(terms)
+
+    def _compound_parts(self, surface: str) -> tuple[Candidate, ...]:
+        if self.splitter is None or self._inside is None or len(surface) < 6:
+            return ()
+        folded = fold(surface, self.language)
+        if next(self._inside.iter(folded), None) is None:
+            return ()
+        parts = []
+        for start, end in self.splitter.split(surface, self.language):
+            terms = self._single(tuple(k for k in self.index.key_maker(surface[start:end]) if k in self.index.keys))
+            if terms:
+                parts.append(Candidate(start, end, terms))
+        return tuple(parts)
+
+    def _repeated(self, surface: str) -> tuple[Candidate, ...]:
+        if not self.obfuscation:
+            return ()
+        readings = collapse_repeats(surface)
+        found = self._resolve_readings(readings) if readings else None
+        if found is None:
+            return ()
+        terms, reading, _masked = found
+        return (Candidate(0, len(surface), terms, obfuscated=True, reading=reading),)
+
+    def _resolve_readings(self, readings: tuple[str, ...]) -> tuple[tuple[Term, ...], str, bool] | None:
+        """The terms a disguised span may stand for, with the reading that matched."""
+        if readings in self._readings:
+            return self._readings[readings]
+        result = None
+        for reading in readings:
+            if "*" in reading:
+                terms = self._masked(reading)
+                if terms:
+                    result = (terms, reading, True)
+                    break
+                continue
+            terms = self._single(tuple(k for k in self.index.key_maker(reading) if k in self.index.keys))
+            if terms:
+                result = (terms, reading, False)
+                break
+        self._readings[readings] = result
+        return result
+
+    def _masked(self, pattern: str) -> tuple[Term, ...]:
+        visible = sum(c != "*" for c in pattern)
+        if visible == 0 or len(pattern) < 3:
+            return ()
+        return tuple(
+            term for form, term in self.index.forms_by_length.get(len(pattern), ()) if mask_matches(pattern, form)
+        )
+
+    # -- per text -----------------------------------------------------------------------
+    def candidates(self, text: str, tokens: Sequence[Token]) -> list[Candidate]:
+        found: list[Candidate] = []
+        terms: list[Term] | tuple[Term, ...]
+        lookups = [self._lookup(t.text) for t in tokens]
+        root = self.index.root
+        for i, (token, lookup) in enumerate(zip(tokens, lookups, strict=True)):
+            for part in lookup.parts:
+                found.append(
+                    Candidate(
+                        token.start + part.start, token.start + part.end, part.terms, part.obfuscated, part.reading
+                    )
+                )
+            if not lookup.keys:
+                continue
+            frontier: list[TrieNode] = [root.children[k] for k in lookup.keys if k in root.children]
+            j = i
+            while frontier:
+                terms = [t for node in frontier for t in node.terms]
+                if terms:
+                    found.append(Candidate(token.start, tokens[j].end, tuple(dict.fromkeys(terms))))
+                j += 1
+                if j >= len(tokens) or not _JOINER_RE.fullmatch(text, tokens[j - 1].end, tokens[j].start):
+                    break
+                next_keys = lookups[j].keys
+                frontier = [node.children[k] for node in frontier for k in next_keys if k in node.children]
+        if self.obfuscation:
+            for disguised in find_disguised(text):
+                resolved = self._resolve_readings(disguised.readings)
+                if resolved is not None:
+                    terms, reading, masked = resolved
+                    found.append(
+                        Candidate(
+                            disguised.start, disguised.end, terms, obfuscated=True, reading=reading, masked=masked
+                        )
+                    )
+        return found
+
+    def find(self, text: str) -> list[Hit]:
+        tokens = list(self.tokenizer.tokenize(text))
+        chosen = resolve_overlaps(self.candidates(text, tokens))
+        terms = [best_variant(cand, text[cand.start : cand.end], self.language) for cand in chosen]
+        dropped = self._names(text, tokens, chosen, terms)
+        hits: list[Hit] = []
+        for n, (cand, term) in enumerate(zip(chosen, terms, strict=True)):
+            if n in dropped:
+                continue
+            others = tuple(t.literal for t in cand.terms if t is not term) if cand.masked else ()
+            hits.append(
+                Hit(
+                    id=f"h{len(hits) + 1}",
+                    start=cand.start,
+                    end=cand.end,
+                    surface=text[cand.start : cand.end],
+                    term=term,
+                    issue=self.index.issues[term.issue_id],
+                    obfuscated=cand.obfuscated,
+                    candidates=(term.literal, *others) if others else (),
+                )
+            )
+        return hits
+
+    def _names(self, text: str, tokens: list[Token], chosen: list[Candidate], terms: list[Term]) -> set[int]:
+        """Positions in `chosen` of hits inside names; disguised spellings are never names."""
+        if self.name_filter is None or not chosen:
+            return set()
+        starts = [t.start for t in tokens]
+        spans: list[Span] = []
+        positions: list[int] = []
+        for n, (cand, term) in enumerate(zip(chosen, terms, strict=True)):
+            first, last = _token_at(starts, cand.start), _token_at(starts, cand.end - 1)
+            if cand.obfuscated or first is None or last is None:
+                continue
+            spans.append(Span(first, last, term))
+            positions.append(n)
+        return {positions[k] for k in self.name_filter.names(text, tokens, spans, self.language)}
+
+
+def _token_at(starts: list[int], position: int) -> int | None:
+    i = bisect.bisect_right(starts, position) - 1
+    return i if i >= 0 else None
+
+
+def resolve_overlaps(candidates: list[Candidate]) -> list[Candidate]:
+    """Longest first; at equal length plain matches beat disguised ones, then earlier ones."""
+    ordered = sorted(candidates, key=lambda c: (-(c.end - c.start), c.obfuscated, c.start))
+    starts: list[int] = []  # of the intervals taken so far, kept sorted; they never overlap
+    ends: list[int] = []
+    chosen: list[Candidate] = []
+    for cand in ordered:
+        i = bisect.bisect_left(starts, cand.end)  # intervals starting before cand ends: < i
+        if i > 0 and ends[i - 1] > cand.start:
+            continue
+        starts.insert(i, cand.start)
+        ends.insert(i, cand.end)
+        chosen.append(cand)
+    chosen.sort(key=lambda c: c.start)
+    return chosen
+
+
+def best_variant(candidate: Candidate, surface: str, language: str) -> Term:
+    """Among terms sharing a lemma, the one written most like the surface."""
+    if len(candidate.terms) == 1:
+        return candidate.terms[0]
+    written = candidate.reading or fold(surface, language)
+    return min(candidate.terms, key=lambda t: Levenshtein.distance(written, fold(t.literal, language)))
