@@ -167,9 +167,11 @@ class Matcher:
     def candidates(self, text: str, tokens: Sequence[Token]) -> list[Candidate]:
         found: list[Candidate] = []
         terms: list[Term] | tuple[Term, ...]
-        lookups = [self._lookup(t.text) for t in tokens]
+        cached, compute = self._lookups.get, self._lookup
+        lookups = [cached(t.text) or compute(t.text) for t in tokens]
         root = self.index.root
-        for i, (token, lookup) in enumerate(zip(tokens, lookups, strict=True)):
+        for i in [i for i, lookup in enumerate(lookups) if lookup is not _NOTHING]:
+            token, lookup = tokens[i], lookups[i]
             for part in lookup.parts:
                 found.append(
                     Candidate(
@@ -202,7 +204,7 @@ class Matcher:
         return found
 
     def find(self, text: str) -> list[Hit]:
-        tokens = list(self.tokenizer.tokenize(text))
+        tokens = self.tokenizer.tokenize(text)
         chosen = resolve_overlaps(self.candidates(text, tokens))
         terms = [best_variant(cand, text[cand.start : cand.end], self.language) for cand in chosen]
         dropped = self._names(text, tokens, chosen, terms)

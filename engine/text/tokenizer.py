@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from engine.text.normalize import INVISIBLE
 
@@ -17,15 +15,17 @@ WORD_PATTERN = rf"\w(?:[\w{_MARKS}]|[{INVISIBLE}]+(?=\w))*"
 WORD_RE = re.compile(WORD_PATTERN)
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
+    """A word and its offsets: text[start:end] == token.text. A tuple because it is the
+    most numerous object the engine makes (one per word) and tuples are cheapest to build."""
+
     start: int
     end: int
     text: str
 
 
 class Tokenizer(Protocol):
-    def tokenize(self, text: str) -> Iterator[Token]: ...
+    def tokenize(self, text: str) -> list[Token]: ...
 
 
 class RegexTokenizer:
@@ -34,9 +34,8 @@ class RegexTokenizer:
     def __init__(self, pattern: re.Pattern[str] = WORD_RE) -> None:
         self.pattern = pattern
 
-    def tokenize(self, text: str) -> Iterator[Token]:
-        for match in self.pattern.finditer(text):
-            yield Token(match.start(), match.end(), match.group())
+    def tokenize(self, text: str) -> list[Token]:
+        return [Token(m.start(), m.end(), m.group()) for m in self.pattern.finditer(text)]
 
     def words(self, text: str) -> list[str]:
         return self.pattern.findall(text)

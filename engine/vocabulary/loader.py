@@ -15,6 +15,8 @@ import yaml
 from engine.errors import VocabularyError
 from engine.vocabulary.model import CATEGORIES, FORMAT, Issue, SenseCues, Term, Vocabulary
 
+# libyaml's parser is ten times faster on large vocabularies; same nodes and line numbers.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 LANGUAGE_PATTERN = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 ISSUE_KEYS = frozenset(
@@ -113,7 +115,7 @@ def _load_file(path: Path, *, expected_language: str | None) -> list[tuple[Issue
     except UnicodeDecodeError as exc:
         raise VocabularyError(f"the file is not UTF-8 (byte {exc.start}); save it as UTF-8", path=str(path)) from exc
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_YAML_LOADER)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise VocabularyError(f"not valid YAML: {exc.problem}", path=str(path), line=line) from exc
