@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test lint bench e2e clean
+.PHONY: setup serve test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,13 +14,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+serve: $(STAMP)
+	$(PY) -m web
+
 test: $(STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check engine tests benchmarks
-	$(VENV)/bin/ruff format --check engine tests benchmarks
-	$(VENV)/bin/mypy engine
+	$(VENV)/bin/ruff check engine web tests benchmarks
+	$(VENV)/bin/ruff format --check engine web tests benchmarks
+	$(VENV)/bin/mypy engine web
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_matcher.py

@@ -22,6 +22,7 @@ class Corpus:
     documents: list[str]
     inserted: int
     disguised: int
+    spans: list[list[tuple[int, int]]]  # per document, the spans of the inserted terms
 
     @property
     def chars(self) -> int:
@@ -68,12 +69,13 @@ def generate(
     documents: list[str] = []
     inserted = disguised = total = 0
 
-    def sentences() -> Iterator[str]:
+    def sentences() -> Iterator[tuple[str, list[tuple[int, int]]]]:
         nonlocal inserted, disguised
         while True:
             n = rng.randint(8, 22)
             sentence = rng.choices(words, weights, k=n)
-            for i in range(n):
+            marked = set()
+            for i in range(1, n):  # never first: a capitalized first word is not a name test here
                 if rng.randrange(hit_every) == 0:
                     term = rng.choice(terms)
                     if rng.random() < disguise_share and " " not in term and len(term) >= 3:
@@ -82,19 +84,29 @@ def generate(
                     elif rng.random() < 0.2:
                         term = term.upper()
                     sentence[i] = term
+                    marked.add(i)
                     inserted += 1
             sentence[0] = sentence[0][:1].upper() + sentence[0][1:]
-            yield " ".join(sentence) + rng.choice([".", ".", ".", "?", "!"])
+            spans, position = [], 0
+            for i, word in enumerate(sentence):
+                if i in marked:
+                    spans.append((position, position + len(word)))
+                position += len(word) + 1
+            yield " ".join(sentence) + rng.choice([".", ".", ".", "?", "!"]), spans
 
     stream = sentences()
+    all_spans: list[list[tuple[int, int]]] = []
     while total < target_chars:
         parts: list[str] = []
+        doc_spans: list[tuple[int, int]] = []
         size = 0
         while size < document_chars:
-            sentence = next(stream)
+            sentence, spans = next(stream)
+            doc_spans += [(size + a, size + b) for a, b in spans]
             parts.append(sentence)
             size += len(sentence) + 1
         document = " ".join(parts)
         documents.append(document)
+        all_spans.append(doc_spans)
         total += len(document)
-    return Corpus(documents, inserted, disguised)
+    return Corpus(documents, inserted, disguised, all_spans)

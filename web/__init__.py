@@ -1,0 +1,1 @@
+"""The FastAPI application of unerase (thin: validate, call the engine, render)."""
