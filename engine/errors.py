@@ -65,3 +65,10 @@ class BackendUnavailable(UneraseError):
 
     status = 503
     code = "backend-unavailable"
+
+
+class LLMUnavailable(UneraseError):
+    """The configured language model cannot be reached or loaded."""
+
+    status = 503
+    code = "llm-unavailable"

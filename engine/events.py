@@ -1,0 +1,181 @@
+"""The analysis event stream (CONTRACTS.md): typed, ordered, always ending with `done`.
+
+Each event is a frozen dataclass with a `type` (the SSE event name) and `to_dict()` (its JSON
+payload). The engine yields them; the web layer renders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from engine.hits import Hit
+
+VerdictStatus = Literal["contentious", "neutral", "undetermined"]
+TargetingStatus = Literal["hateful", "not_hateful", "undetermined", "skipped"]
+Label = Literal["flagged", "not_flagged", "needs_review"]
+Severity = Literal["none", "slight", "moderate", "high"]
+Faithfulness = Literal["faithful", "repaired", "unfaithful", "not_checked"]
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisStarted:
+    type: ClassVar[str] = "analysis"
+    analysis_id: str
+    language: str
+    language_detected: bool
+    language_confidence: float
+    mode: str
+    vocabulary_version: str
+    prompt_version: str
+    models: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analysis_id": self.analysis_id,
+            "language": self.language,
+            "language_detected": self.language_detected,
+            "language_confidence": self.language_confidence,
+            "mode": self.mode,
+            "vocabulary_version": self.vocabulary_version,
+            "prompt_version": self.prompt_version,
+            "models": list(self.models) or ["none"],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class HitFound:
+    type: ClassVar[str] = "hit"
+    hit: Hit
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.hit.to_dict()
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    type: ClassVar[str] = "verdict"
+    hit_id: str
+    status: VerdictStatus
+    confidence: float
+    explanation: str
+    decided_by: str
+    reason: str = ""  # why undetermined, for moderators
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "hit_id": self.hit_id,
+            "status": self.status,
+            "confidence": round(self.confidence, 3),
+            "explanation": self.explanation,
+            "decided_by": self.decided_by,
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Targeting:
+    type: ClassVar[str] = "targeting"
+    status: TargetingStatus
+    characteristics: tuple[str, ...] = ()
+    explanation: str = ""
+    quotes: tuple[Quote, ...] = ()
+    confidence: float = 0.0
+    decided_by: str = ""
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "status": self.status,
+            "characteristics": list(self.characteristics),
+            "explanation": self.explanation,
+            "quotes": [{"text": q.text, "start": q.start, "end": q.end} for q in self.quotes],
+            "confidence": round(self.confidence, 3),
+            "decided_by": self.decided_by,
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class ExplanationDelta:
+    type: ClassVar[str] = "explanation-delta"
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    type: ClassVar[str] = "explanation"
+    text: str
+    cited_hits: tuple[str, ...]
+    faithfulness: Faithfulness
+    problems: tuple[str, ...] = ()
+    decided_by: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "text": self.text,
+            "cited_hits": list(self.cited_hits),
+            "faithfulness": self.faithfulness,
+            "decided_by": self.decided_by,
+        }
+        if self.problems:
+            data["problems"] = list(self.problems)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    type: ClassVar[str] = "decision"
+    label: Label
+    severity: Severity
+    confidence: float
+    categories: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "severity": self.severity,
+            "confidence": round(self.confidence, 3),
+            "categories": list(self.categories),
+            "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+    stage: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "stage": self.stage}
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    type: ClassVar[str] = "done"
+    elapsed_ms: float
+    cached: bool
+    llm_calls: int = field(default=0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"elapsed_ms": round(self.elapsed_ms, 1), "cached": self.cached, "llm_calls": self.llm_calls}
+
+
+Event = AnalysisStarted | HitFound | Verdict | Targeting | ExplanationDelta | Explanation | Decision | ErrorEvent | Done

@@ -1,0 +1,223 @@
+"""Orchestration of one analysis (engine/analysis.py) with a scripted backend (not a model)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
+from engine.cache import MemoryCache, SQLiteCache
+from engine.detector import Detector
+from engine.events import Decision, Done, ErrorEvent, Event, Explanation, HitFound, Targeting, Verdict
+from engine.llm.backend import Message
+
+from .support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of
+
+AMBIGUOUS_TWICE = "You cripple. Yes, you cripple, and a faggot too."  # 'cripple' is ambiguous, twice
+
+
+def types(events: Sequence[Event]) -> list[str]:
+    return [e.type for e in events]
+
+
+def check_order(events: Sequence[Event]) -> None:
+    kinds = types(events)
+    assert kinds[0] == "analysis"
+    assert kinds[-2:] == ["decision", "done"]
+    hit_positions = [i for i, k in enumerate(kinds) if k == "hit"]
+    verdict_positions = [i for i, k in enumerate(kinds) if k == "verdict"]
+    if hit_positions and verdict_positions:
+        assert max(hit_positions) < min(verdict_positions)
+    assert kinds.count("decision") == 1 and kinds.count("done") == 1 and kinds.count("explanation") == 1
+
+
+def analyzer(detector: Detector, backend: ScriptedLLMBackend | None, **config: object) -> Analyzer:
+    return Analyzer(detector, BackendRouter(backend), cache=MemoryCache(), config=AnalyzerConfig(**config))  # type: ignore[arg-type]
+
+
+def by_type(events: Sequence[Event], kind: type) -> list:  # type: ignore[type-arg]
+    return [e for e in events if isinstance(e, kind)]
+
+
+async def test_vocabulary_only_mode(detector: Detector) -> None:
+    events = await analyzer(detector, None).collect("a faggot and a junkie", "en")
+    check_order(events)
+    assert events[0].mode == "vocabulary-only" and events[0].to_dict()["models"] == ["none"]  # type: ignore[union-attr]
+    verdicts = by_type(events, Verdict)
+    assert [(v.status, v.decided_by) for v in verdicts] == [("contentious", "vocabulary")] * 2
+    (decision,) = by_type(events, Decision)
+    assert decision.label == "flagged" and set(decision.categories) == {"sexual-orientation", "addiction"}
+    (explanation,) = by_type(events, Explanation)
+    assert "“faggot” targets people because of their sexual orientation" in explanation.text
+    assert explanation.faithfulness == "faithful" and explanation.cited_hits == ("h1", "h2")
+    assert events[-1].llm_calls == 0  # type: ignore[union-attr]
+
+
+async def test_vocabulary_only_ambiguous_and_clean_texts(detector: Detector) -> None:
+    unsure = await analyzer(detector, None).collect("he is crippled", "en")
+    (verdict,) = by_type(unsure, Verdict)
+    assert verdict.status == "undetermined" and "no language model" in verdict.reason
+    assert by_type(unsure, Decision)[0].label == "needs_review"
+    cue = await analyzer(detector, None).collect("the strike left the port a cripple for weeks", "en")
+    assert [(v.status, v.decided_by) for v in by_type(cue, Verdict)] == [("neutral", "sense-cues")]
+    clean = await analyzer(detector, None).collect("a perfectly friendly sentence", "en")
+    (decision,) = by_type(clean, Decision)
+    assert decision.label == "not_flagged" and decision.severity == "none"
+    assert "vocabulary-only mode" in decision.reasons[0]
+    assert by_type(clean, Targeting) == []
+
+
+async def test_fast_mode_sends_only_ambiguous_hits_and_dedupes(detector: Detector) -> None:
+    backend = ScriptedLLMBackend()
+    events = await analyzer(detector, backend).collect(AMBIGUOUS_TWICE, "en")
+    check_order(events)
+    # two 'cripple' hits make one question; its answer and the vocabulary's are then merged
+    assert sorted(backend.stages) == ["disambiguation", "fusion", "targeting"]
+    verdicts = {v.hit_id: v for v in by_type(events, Verdict)}
+    assert [verdicts[h].decided_by for h in ("h1", "h2", "h3")] == ["scripted:test", "scripted:test", "vocabulary"]
+    assert by_type(events, Decision)[0].label == "flagged"
+    assert events[-1].llm_calls == 3  # type: ignore[union-attr]
+
+
+async def test_thorough_mode_sends_every_hit(detector: Detector) -> None:
+    backend = ScriptedLLMBackend()
+    await analyzer(detector, backend).collect(AMBIGUOUS_TWICE, "en", mode="thorough")
+    # the two explanations are identical, so there is nothing to merge and no fusion call
+    assert sorted(backend.stages) == ["disambiguation", "disambiguation", "targeting"]
+
+
+async def test_first_hit_arrives_before_any_model_call_completes(detector: Detector) -> None:
+    backend = ScriptedLLMBackend(delay=0.3)
+    stream = analyzer(detector, backend).analyze(AMBIGUOUS_TWICE, "en")
+    seen = []
+    async for event in stream:
+        seen.append(event)
+        if isinstance(event, HitFound):
+            assert backend.finished == 0
+    assert backend.finished == 3 and types(seen)[-1] == "done"
+
+
+async def test_calls_run_concurrently_within_the_bound(detector: Detector) -> None:
+    backend = ScriptedLLMBackend(delay=0.05)
+    text = "cripple, crippled, a cripple, such cripples"
+    await analyzer(detector, backend, concurrency=2).collect(text, "en", mode="thorough")
+    assert backend.max_running == 2
+    backend = ScriptedLLMBackend(delay=0.05)
+    await analyzer(detector, backend, concurrency=8).collect(text, "en", mode="thorough")
+    assert backend.max_running == backend.started == 4  # three questions and the targeting, all at once
+
+
+async def test_second_analysis_makes_no_model_call(detector: Detector, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    backend = ScriptedLLMBackend()
+    cache = SQLiteCache(tmp_path / "cache.sqlite")
+    first = Analyzer(detector, BackendRouter(backend), cache=cache)
+    events = await first.collect(AMBIGUOUS_TWICE, "en", mode="thorough")
+    calls = backend.started
+    assert calls == 3 and events[-1].cached is False  # type: ignore[union-attr]
+    again = Analyzer(detector, BackendRouter(backend), cache=SQLiteCache(tmp_path / "cache.sqlite"))
+    events = await again.collect(AMBIGUOUS_TWICE, "en", mode="thorough")
+    assert backend.started == calls
+    assert events[-1].cached is True and events[-1].llm_calls == 0  # type: ignore[union-attr]
+    assert {v.decided_by for v in by_type(events, Verdict)} == {"cache"}
+
+
+async def test_closing_the_consumer_cancels_every_pending_call(detector: Detector) -> None:
+    backend = ScriptedLLMBackend(delay=5)
+    stream = analyzer(detector, backend).analyze("cripple crippled cripples, a cripple", "en", mode="thorough")
+    async for event in stream:
+        if isinstance(event, HitFound):
+            break
+    await asyncio.sleep(0.05)  # let every call start
+    started = backend.started
+    await stream.aclose()
+    await asyncio.sleep(0)
+    assert started == 4 and backend.cancelled == started and backend.finished == 0
+
+
+async def test_unavailable_model_gives_errors_and_an_honest_decision(detector: Detector) -> None:
+    backend = ScriptedLLMBackend(fail="connection refused by 127.0.0.1:9")
+    events = await analyzer(detector, backend).collect("he is crippled", "en")
+    check_order(events)
+    errors = by_type(events, ErrorEvent)
+    assert {e.stage for e in errors} == {"disambiguation", "targeting"}
+    assert all(e.code == "llm-unavailable" for e in errors)
+    assert by_type(events, Verdict)[0].status == "undetermined"
+    assert by_type(events, Targeting)[0].status == "undetermined"
+    decision = by_type(events, Decision)[0]
+    assert decision.label == "needs_review"
+    flagged = await analyzer(detector, backend).collect("what a faggot", "en")
+    assert by_type(flagged, Decision)[0].label == "flagged"  # the vocabulary already flags it
+
+
+async def test_timeouts_are_undetermined_and_the_stream_still_ends(detector: Detector) -> None:
+    backend = ScriptedLLMBackend(delay=2)
+    events = await analyzer(detector, backend, timeout=0.05).collect("he is crippled", "en")
+    check_order(events)
+    assert {e.code for e in by_type(events, ErrorEvent)} == {"llm-timeout"}
+    assert by_type(events, Decision)[0].label == "needs_review"
+
+
+async def test_malformed_answers_never_clear_a_text(detector: Detector) -> None:
+    backend = ScriptedLLMBackend(answer=lambda m: "Sure! The text is fine, not hateful at all.")
+    events = await analyzer(detector, backend).collect("a perfectly friendly sentence", "en")
+    (targeting,) = by_type(events, Targeting)
+    assert targeting.status == "undetermined" and "none of the expected tags" in targeting.reason
+    assert by_type(events, Decision)[0].label == "needs_review"
+
+
+async def test_term_free_attack_flags_with_quotes(detector: Detector) -> None:
+    def answer(messages: Sequence[Message]) -> str:
+        if stage_of(messages) == "targeting":
+            return (
+                "<reasoning>A religion is generalised.</reasoning><verdict>hateful</verdict><targets>religion</targets>"
+                '<explanation>It claims that "every believer is a terrorist", blaming a whole religion.</explanation>'
+            )
+        return default_answer(messages)
+
+    events = await analyzer(detector, ScriptedLLMBackend(answer)).collect(
+        "They say every believer is a terrorist.", "en"
+    )
+    (targeting,) = by_type(events, Targeting)
+    assert targeting.status == "hateful" and targeting.characteristics == ("religion",)
+    assert [(q.text, q.start, q.end) for q in targeting.quotes] == [("every believer is a terrorist", 9, 38)]
+    decision = by_type(events, Decision)[0]
+    assert decision.label == "flagged" and decision.categories == ("religion",)
+    (explanation,) = by_type(events, Explanation)
+    assert explanation.faithfulness == "faithful" and explanation.decided_by == "scripted:test"
+
+
+async def test_unfaithful_fusion_is_replaced_by_the_grounded_explanation(detector: Detector) -> None:
+    def answer(messages: Sequence[Message]) -> str:
+        if stage_of(messages) == "fusion":
+            return '<explanation>The author wrote "all of them are junkies" and called someone a spaz.</explanation>'
+        if stage_of(messages) == "disambiguation":
+            word = "cripple" if '"cripple"' in messages[-1].content else "faggot"
+            return (
+                f"<reasoning>-</reasoning><verdict>contentious</verdict>"
+                f"<explanation>Calling someone {word} here insults a group of people.</explanation>"
+            )
+        return default_answer(messages)
+
+    events = await analyzer(detector, ScriptedLLMBackend(answer)).collect("cripple, you faggot", "en", mode="thorough")
+    (explanation,) = by_type(events, Explanation)
+    assert explanation.faithfulness == "repaired" and explanation.decided_by == "vocabulary"
+    assert any("'all of them are junkies', which is not in the text" in p for p in explanation.problems)
+    assert any("names the term 'spaz'" in p for p in explanation.problems)
+    assert "“faggot” targets people" in explanation.text
+
+
+async def test_invalid_mode_and_empty_text_raise_before_any_event(detector: Detector) -> None:
+    from engine.errors import InvalidText, UneraseError
+
+    with pytest.raises(UneraseError, match="mode 'quick' is not known; accepted: fast, thorough"):
+        await analyzer(detector, None).collect("text", "en", mode="quick")
+    with pytest.raises(InvalidText):
+        await analyzer(detector, None).collect("  ", "en")
+
+
+def test_done_payload(detector: Detector) -> None:
+    events = asyncio.run(analyzer(detector, None).collect("a junkie", "en"))
+    done = events[-1]
+    assert isinstance(done, Done) and set(done.to_dict()) == {"elapsed_ms", "cached", "llm_calls"}
