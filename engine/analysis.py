@@ -163,8 +163,10 @@ class Analyzer:
         except LLMUnavailable as exc:
             return Outcome(model=backend.model_id, error=ErrorEvent(exc.code, exc.message, stage))
         parsed = parse(completion)
-        if parsed.status != "undetermined" and self.cache is not None:
-            await self.cache.set(key, _parsed_to(parsed, backend.model_id))  # never cache a failure
+        if self.cache is not None:
+            # an answer is cached even when unreadable (at temperature 0 asking again gives the
+            # same answer); a call that failed or timed out is not, so it is tried again
+            await self.cache.set(key, _parsed_to(parsed, backend.model_id))
         return Outcome(parsed, backend.model_id)
 
     # -- the stream -----------------------------------------------------------------------
@@ -315,8 +317,7 @@ class Analyzer:
         relevant = [h for h in hits if verdicts[h.id].status != "neutral"]
         fallback = vocabulary_explanation(relevant, templates)
         if backend is None:
-            checked = check_faithfulness(fallback, text, hits, matcher)
-            yield Explanation(checked.text, checked.cited_hits, checked.faithfulness, checked.problems, "vocabulary")
+            yield Explanation(fallback, tuple(h.id for h in relevant), "faithful", (), "vocabulary")
             return
         parts = list(
             dict.fromkeys(
@@ -348,9 +349,10 @@ class Analyzer:
         checked = check_faithfulness(explanation, text, hits, matcher)
         if checked.faithfulness == "unfaithful":
             # a model's explanation that quotes what is not there or names terms not found is
-            # replaced by the grounded vocabulary explanation, and the problems are kept
-            repaired = check_faithfulness(fallback, text, hits, matcher)
-            yield Explanation(repaired.text, repaired.cited_hits, "repaired", checked.problems, "vocabulary")
+            # replaced by the vocabulary explanation, which quotes only hits and is grounded by
+            # construction (its descriptions may quote examples, which are not claims about the text)
+            cited = tuple(h.id for h in relevant)
+            yield Explanation(fallback, cited, "repaired", checked.problems, "vocabulary")
             return
         yield Explanation(checked.text, checked.cited_hits, checked.faithfulness, checked.problems, decided_by)
 
@@ -359,6 +361,7 @@ def _parsed_to(parsed: Parsed, model: str) -> dict[str, Any]:
     return {
         "status": parsed.status,
         "explanation": parsed.explanation,
+        "reason": parsed.reason,
         "fields": [list(f) for f in parsed.fields],
         "confidence": parsed.confidence,
         "model": model,
@@ -369,7 +372,7 @@ def _parsed_from(data: dict[str, Any]) -> Parsed:
     return Parsed(
         data["status"],
         data["explanation"],
-        "",
+        data.get("reason", ""),
         tuple((str(k), str(v)) for k, v in data.get("fields", [])),
         data.get("confidence"),
     )

@@ -192,6 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
     detect.add_argument("--no-obfuscation", action="store_true", help="skip leetspeak/mask/separator matching")
     detect.set_defaults(func=cmd_detect)
 
+    from engine.analyze_cli import add_arguments, cmd_analyze
+
+    analyze = sub.add_parser("analyze", help="detect, disambiguate, check for attacks, explain and decide")
+    add_arguments(analyze)
+    analyze.set_defaults(func=cmd_analyze)
+
     vocab = sub.add_parser("vocab", help="check, inspect, import and export vocabularies")
     vsub = vocab.add_subparsers(dest="vocab_command", required=True)
     check = vsub.add_parser("check", help="validate vocabulary files (default: shipped)")

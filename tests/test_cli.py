@@ -123,3 +123,32 @@ def test_import_then_detect_with_the_imported_vocabulary(tmp_path: Path, capsys:
     hits = json.loads(printed)["hits"]
     assert code == 0 and [(h["surface"], h["term"]) for h in hits] == [("copper top", "copper-top")]
     assert hits[0]["sources"] == ["https://en.wiktionary.org/wiki/copper-top"]
+
+
+def test_analyze_streams_events_in_order(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "analyze", "a faggot and a crippled economy", "--lang", "en", "--vocab", VOCAB,
+                       "--no-cache", "--stream", "--json")  # fmt: skip
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert [e["event"] for e in events] == [
+        "analysis", "hit", "hit", "verdict", "verdict", "explanation", "decision", "done",
+    ]  # fmt: skip
+    assert events[0]["data"]["mode"] == "vocabulary-only"
+    assert events[-2]["data"]["label"] == "flagged"
+
+
+def test_analyze_jsonl_runs_records_concurrently_in_input_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.jsonl"
+    texts = ["a junkie", "a friendly sentence about the weather", "", "he is crippled"] * 5
+    source.write_text("\n".join(json.dumps({"id": i, "text": t, "lang": "en"}) for i, t in enumerate(texts)))
+    out_file = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "analyze", "--input", str(source), "--output", str(out_file), "--vocab", VOCAB,
+                       "--no-cache", "--concurrency", "3")  # fmt: skip
+    results = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert code == 3 and "15 records analysed, 5 with errors" in err
+    assert [r["id"] for r in results] == list(range(20))
+    labels = [r.get("decision", {}).get("label") or r["error"]["code"] for r in results[:4]]
+    assert labels == ["flagged", "not_flagged", "invalid-text", "needs_review"]
+    assert results[0]["hits"][0]["verdict"]["status"] == "contentious"
