@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test lint bench clean
+.PHONY: setup serve test lint bench bench-matcher bench-llm clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check engine web tests benchmarks
 	$(VENV)/bin/mypy engine web
 
-bench: $(STAMP)
+bench: bench-matcher bench-llm
+
+bench-matcher: $(STAMP)
 	$(PY) benchmarks/bench_matcher.py
+
+bench-llm: $(STAMP)
+	benchmarks/build_llama_server.sh
+	$(PY) benchmarks/bench_llm.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
