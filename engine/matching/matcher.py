@@ -156,6 +156,7 @@ class Matcher:
         return result
 
     def _masked(self, pattern: str) -> tuple[Term, ...]:
+        pattern = fold(pattern, self.language)  # the forms are folded: accents, final sigma
         visible = sum(c != "*" for c in pattern)
         if visible == 0 or len(pattern) < 3:
             return ()

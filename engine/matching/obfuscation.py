@@ -30,6 +30,26 @@ LEET: dict[str, tuple[str, ...]] = {
     "+": ("t",),
     "€": ("e",),
 }
+# In a Greek word the same symbols stand for Greek letters (πρεζ@κιας, γύφτ0ς).
+GREEK_LEET: dict[str, tuple[str, ...]] = {
+    "0": ("ο",),
+    "1": ("ι",),
+    "3": ("ε",),
+    "4": ("α",),
+    "7": ("τ",),
+    "8": ("β",),
+    "9": ("θ",),
+    "@": ("α",),
+    "$": ("σ",),
+    "!": ("ι",),
+}
+# Letters of another script that look like (or are read as) a letter of the word's own script:
+# Latin letters slipped into Greek words (ΓΥΦΤOΣ with a Latin O, πουsτη) and Cyrillic or Greek
+# letters slipped into Latin words (nіgger with a Cyrillic і).
+TO_GREEK = dict(zip("abehiklmnoprstuvxyz", "αβεηικλμνορρστυνχυζ", strict=True))
+TO_LATIN = dict(
+    zip("аеіјорсухѕԁɡνοαιкмтвн", "aeijopcyxsdgvoaikmtbh", strict=True)
+)  # fmt: skip
 MASKS = "*#"
 _SYMBOLS = re.escape("".join(k for k in LEET if not k.isdigit()) + MASKS)
 MAX_VARIANTS = 8
@@ -40,6 +60,9 @@ LEET_RE = re.compile(rf"(?<![\w{_SYMBOLS}])[\w{_SYMBOLS}]*[0-9{_SYMBOLS}][\w{_SY
 # Single characters separated by one repeated separator: f.a.g, f a g, f-a-g, f_a_g, f·a·g.
 SEPARATED_RE = re.compile(r"(?<![\w.\-·•])([^\W_])([.\-_·• ])(?:[^\W_]\2)+[^\W_](?![\w·•]|\.\w|-\w)")
 REPEAT_RE = re.compile(r"([^\W\d_])\1{2,}")
+GREEK_RE = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
+OTHER_SCRIPT_RE = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff\u0400-\u04ff\u0500-\u052f]")
+WORD_RE = re.compile(r"[^\W\d_]{3,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +77,8 @@ class Disguised:
 
 def leet_readings(text: str) -> tuple[str, ...]:
     """Every plain reading of `text`, masks turned into '*', at most MAX_VARIANTS."""
-    options = [LEET.get(c, ("*",) if c in MASKS else (c,)) for c in text.lower()]
+    table = {**LEET, **GREEK_LEET} if GREEK_RE.search(text) else LEET
+    options = [table.get(c, ("*",) if c in MASKS else (c,)) for c in text.lower()]
     return tuple("".join(p) for p in itertools.islice(itertools.product(*options), MAX_VARIANTS))
 
 
@@ -63,6 +87,21 @@ def collapse_repeats(text: str) -> tuple[str, ...]:
     if not REPEAT_RE.search(text):
         return ()
     return tuple(dict.fromkeys((REPEAT_RE.sub(r"\1\1", text), REPEAT_RE.sub(r"\1", text))))
+
+
+def unmix_scripts(word: str) -> str | None:
+    """The reading of a word that mixes Greek or Cyrillic letters with Latin ones, in the
+    script most of its letters use; None when the word is written in one script."""
+    lower = word.lower()
+    greek = sum(bool(GREEK_RE.match(c)) for c in lower)
+    latin = sum("a" <= c <= "z" for c in lower)
+    other = sum(bool(OTHER_SCRIPT_RE.match(c)) for c in lower) - greek
+    if latin == 0 or greek + other == 0:
+        return None
+    if greek > latin:
+        return "".join(TO_GREEK.get(c, c) for c in lower)
+    reading = "".join(TO_LATIN.get(c, c) for c in lower)
+    return reading if all(c.isascii() for c in reading) else None
 
 
 def find_disguised(text: str) -> Iterator[Disguised]:
@@ -91,6 +130,11 @@ def find_disguised(text: str) -> Iterator[Disguised]:
             for j in range(len(letters), i + 2, -1):
                 joined = "".join(c for _, c in letters[i:j])
                 yield Disguised(letters[i][0], letters[j - 1][0] + 1, leet_readings(joined), False)
+    if OTHER_SCRIPT_RE.search(text):
+        for match in WORD_RE.finditer(text):
+            reading = unmix_scripts(match.group())
+            if reading is not None:
+                yield Disguised(match.start(), match.end(), (reading,), False)
 
 
 def mask_matches(pattern: str, form: str) -> bool:

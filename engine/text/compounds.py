@@ -56,7 +56,9 @@ class DictionarySplitter:
                     continue
                 for link in links:
                     k = j + len(link)
-                    if k > n or word[j:k].lower() != link or best[k] is None:
+                    # A link joins two parts; at the end of the word it would hide an
+                    # inflection (zigeunerkamp-en is zigeuner + kampen).
+                    if (link and k >= n) or k > n or word[j:k].lower() != link or best[k] is None:
                         continue
                     rest = best[k]
                     assert rest is not None

@@ -18,7 +18,8 @@ from engine.vocabulary.model import Term
 # Words that introduce a person's or a place's name, lowercased, without the trailing dot.
 NAME_MARKERS: frozenset[str] = frozenset(
     """
-    mr mrs ms miss dr prof sir lady lord saint st street road avenue lane square m mme mlle monsieur
+    mr mrs ms miss dr prof professor professeur professore professoressa maestro maestra onorevole
+    dokter doctor doktor pater padre don sir lady lord saint st street road avenue lane square m mme mlle monsieur
     madame docteur rue boulevard place sainte sig sigg signor signore signora signorina dott dottor
     dottore dottoressa avv ing via piazza corso viale largo san santa santo herr frau fräulein
     straße strasse platz gasse weg allee dhr mevr mevrouw meneer heer straat plein laan gracht sr
@@ -26,6 +27,18 @@ NAME_MARKERS: frozenset[str] = frozenset(
     κύριε οδός οδό πλατεία άγιος αγίου αγία
     """.split()
 )
+
+# Small words inside names between a first name, title or place word and the rest
+# (Ria de Mof, Van der Kreupel, rue de la Juiverie, Nossa Senhora dos Pretos).
+NAME_PARTICLES: frozenset[str] = frozenset(
+    """
+    de der den van von vom zu zum zur ter ten te het la le les du des d l di da dal del della dei degli
+    delle lo do dos das y e
+    """.split()
+)
+
+# Place words that end Dutch compound street and place names (Moorplein, Heidelaan).
+PLACE_SUFFIXES = ("plein", "straat", "laan", "weg", "gracht", "kade", "dijk", "markt", "steeg", "singel", "park")
 
 # Words that often open a sentence before an insult ("You cripple"); a capitalized first word
 # from this list is not taken for a first name.
@@ -107,6 +120,11 @@ class HeuristicNameFilter:
         token, index = tokens[first], first
         if not _capitalized(token) or (token.text.isupper() and len(token.text) > 1):
             return False
+        lower_case_term = term.literal[:1].islower()
+        if language == "nl" and lower_case_term and token.text.lower().endswith(PLACE_SUFFIXES):
+            return True
+        if self._after_particles(text, tokens, first, lower_case_term, language):
+            return True
         before = tokens[first - 1] if first > 0 and _adjacent(text, tokens[first - 1], token) else None
         after = tokens[last + 1] if last + 1 < len(tokens) and _adjacent(text, tokens[last], tokens[last + 1]) else None
         if before is not None and before.text.lower() in NAME_MARKERS:
@@ -125,8 +143,29 @@ class HeuristicNameFilter:
             return False
         if language == "de":
             return any(self._unknown(t, language) for t in neighbours)
-        lower_case_term = term.literal[:1].islower()
         return lower_case_term and not _sentence_initial(text, tokens, index)
+
+    def _after_particles(
+        self, text: str, tokens: Sequence[Token], first: int, lower_case_term: bool, language: str
+    ) -> bool:
+        """A capitalized hit after name particles that follow a title or place word (rue de la
+        Juiverie) or, for terms written in lower case, a first name the dictionary does not know
+        (Ria de Mof; but the Estatuto do Índio is a law's title, where the word itself counts)."""
+        i = first - 1
+        while i >= 0 and tokens[i].text.lower() in NAME_PARTICLES and _adjacent(text, tokens[i], tokens[i + 1]):
+            i -= 1
+        if i == first - 1 or i < 0 or not _adjacent(text, tokens[i], tokens[i + 1]):
+            return False
+        head = tokens[i]
+        if head.text.lower() in NAME_MARKERS:
+            return True
+        return (
+            lower_case_term
+            and _capitalized(head)
+            and not head.text.isupper()
+            and head.text.lower() not in SENTENCE_OPENERS
+            and self._unknown(head, language)
+        )
 
 
 class StanzaNameFilter:

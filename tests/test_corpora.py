@@ -1,0 +1,106 @@
+"""The team's test corpora (tests/corpora/<lang>/*.yaml) against the shipped vocabularies.
+
+Every expected hit must be found with its exact span; any other hit must be of a term marked
+ambiguous (a neutral control may still *match* an ambiguous word: deciding its sense is the
+disambiguation stage's job); sentences of kind `name` must give no hit at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.detector import Detector
+from engine.paths import shipped_vocabularies
+from engine.vocabulary.loader import load_vocabulary
+
+CORPORA = Path(__file__).resolve().parent / "corpora"
+KINDS = {"hateful", "neutral", "quoted", "reclaimed", "counter-speech", "name", "obfuscated", "compound"}
+
+
+@dataclass(frozen=True)
+class Expected:
+    issue: str
+    start: int
+    end: int
+    status: str | None
+
+
+@dataclass(frozen=True)
+class Sentence:
+    where: str
+    language: str
+    text: str
+    kind: str
+    hits: tuple[Expected, ...]
+
+
+def _expected(text: str, where: str, hit: dict[str, object]) -> Expected:
+    surface = str(hit["surface"])
+    occurrence = int(hit.get("occurrence", 1))  # type: ignore[call-overload]
+    start = -1
+    for _ in range(occurrence):
+        start = text.find(surface, start + 1)
+        if start < 0:
+            raise AssertionError(f"{where}: surface {surface!r} (occurrence {occurrence}) is not in the text")
+    status = hit.get("status")
+    return Expected(str(hit["issue"]), start, start + len(surface), str(status) if status else None)
+
+
+def load_corpora() -> list[Sentence]:
+    sentences = []
+    for path in sorted(CORPORA.glob("*/*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        language = data["language"]
+        assert language == path.parent.name, f"{path}: language {language!r} is not the folder name"
+        for n, item in enumerate(data["sentences"], start=1):
+            where = f"{path.relative_to(CORPORA)}#{n}"
+            assert item["kind"] in KINDS, f"{where}: unknown kind {item['kind']!r}; accepted: {sorted(KINDS)}"
+            hits = tuple(_expected(item["text"], where, h) for h in item.get("hits") or [])
+            sentences.append(Sentence(where, language, item["text"], item["kind"], hits))
+    return sentences
+
+
+SENTENCES = load_corpora()
+
+
+_DETECTORS: dict[str, Detector] = {}
+
+
+def detector_for(language: str) -> Detector:
+    """One detector per language, so a broken vocabulary fails only its own language's sentences."""
+    if language not in _DETECTORS:
+        _DETECTORS[language] = Detector(load_vocabulary(shipped_vocabularies() / language))
+    return _DETECTORS[language]
+
+
+@pytest.mark.parametrize("sentence", SENTENCES, ids=[s.where for s in SENTENCES])
+def test_corpus_sentence(sentence: Sentence) -> None:
+    hits = detector_for(sentence.language).detect(sentence.text, sentence.language).hits
+    got = {(h.issue.id, h.start, h.end) for h in hits}
+    for expected in sentence.hits:
+        assert (expected.issue, expected.start, expected.end) in got, (
+            f"{sentence.where}: expected {expected.issue} at {expected.start}:{expected.end} "
+            f"({sentence.text[expected.start : expected.end]!r}); found "
+            f"{[(h.issue.id, h.surface, h.start, h.end) for h in hits]}"
+        )
+    wanted = {(e.issue, e.start, e.end) for e in sentence.hits}
+    extra = [h for h in hits if (h.issue.id, h.start, h.end) not in wanted]
+    if sentence.kind == "name":
+        assert not hits, f"{sentence.where}: a name gave hits {[(h.surface, h.issue.id) for h in hits]}"
+    assert all(h.ambiguous for h in extra), (
+        f"{sentence.where}: unexpected hits of non-ambiguous terms {[(h.surface, h.issue.id) for h in extra]}"
+    )
+
+
+def test_corpora_cover_every_language_and_kind() -> None:
+    languages = {s.language for s in SENTENCES}
+    assert languages >= {"en", "fr", "el", "de", "nl", "it", "pt"}
+    for language in sorted(languages):
+        of_language = [s for s in SENTENCES if s.language == language]
+        assert len(of_language) >= 60, f"{language}: {len(of_language)} sentences, at least 60 needed"
+        kinds = {s.kind for s in of_language}
+        assert kinds >= {"hateful", "neutral", "name", "obfuscated"}, f"{language}: kinds {sorted(kinds)}"
