@@ -32,6 +32,7 @@ import yaml  # noqa: E402
 
 from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter  # noqa: E402
 from engine.detector import Detector  # noqa: E402
+from engine.llm.backend import Message  # noqa: E402
 from engine.llm.openai_backend import OpenAIBackend  # noqa: E402
 from engine.paths import shipped_vocabularies  # noqa: E402
 from engine.vocabulary.loader import load_vocabulary  # noqa: E402
@@ -69,12 +70,14 @@ def start_server(binary: Path, slots: int, log: Path) -> tuple[subprocess.Popen[
 
 def texts(detector: Detector) -> tuple[str, str, list[str]]:
     """A text with 1 and one with 5 distinct ambiguous English terms from the vocabulary."""
-    words = []
+    words: list[str] = []
+    issues: set[str] = set()  # five different issues, not five forms of one word
     for term in detector.vocabulary.terms("en"):
         if term.ambiguous and " " not in term.literal and term.literal.isalpha() and term.literal.islower():
             hits = detector.detect(f"they said {term.literal} again", "en").hits
-            if len(hits) == 1 and hits[0].term.id == term.id:
+            if len(hits) == 1 and hits[0].term.id == term.id and hits[0].issue.id not in issues:
                 words.append(term.literal)
+                issues.add(hits[0].issue.id)
         if len(words) == 5:
             break
     one = f"Someone in the thread wrote {words[0]} under the photo yesterday."
@@ -116,6 +119,28 @@ async def measure(base_url: str, detector: Detector, runs: int) -> None:
     await backend.aclose()
 
 
+async def server_capacity(base_url: str, runs: int) -> None:
+    """What the server itself can do: k requests of fixed length sent at once vs one. On a
+    machine where k parallel requests take k times as long, no client can make five hits
+    cost less than about five times one."""
+    backend = OpenAIBackend("smollm2", base_url=base_url, timeout=600, max_concurrency=8, logprobs=False)
+    prompt = [Message("user", "Describe a quiet harbour town in a few sentences.")]
+
+    async def batch(k: int) -> float:
+        started = time.perf_counter()
+        await asyncio.gather(*(backend.complete(prompt, max_tokens=64, temperature=0.0) for _ in range(k)))
+        return time.perf_counter() - started
+
+    await batch(1)
+    times = {k: statistics.median([await batch(k) for _ in range(runs)]) for k in (1, 2, 6)}
+    print(
+        f"\nserver alone, same prompt sent k times at once (median of {runs}): "
+        + ", ".join(f"k={k} {t:.2f} s" for k, t in times.items())
+        + f"; 6 calls vs 2 calls (a 5-hit vs a 1-hit text): {times[6] / times[2]:.2f}x"
+    )
+    await backend.aclose()
+
+
 async def call_counts(base_url: str, detector: Detector, limit: int) -> None:
     sentences = []
     for path in sorted((ROOT / "tests" / "corpora" / "en").glob("*.yaml")):
@@ -152,6 +177,7 @@ def main() -> None:
         try:
             print(f"llama-server with {args.slots} parallel slots, model {MODEL.name}")
             asyncio.run(measure(base_url, detector, args.runs))
+            asyncio.run(server_capacity(base_url, args.runs))
             asyncio.run(call_counts(base_url, detector, args.corpus_sentences))
         finally:
             process.terminate()
