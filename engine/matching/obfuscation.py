@@ -43,6 +43,7 @@ GREEK_LEET: dict[str, tuple[str, ...]] = {
     "$": ("σ",),
     "!": ("ι",),
 }
+LEET_IN_GREEK = {**LEET, **GREEK_LEET}
 # Letters of another script that look like (or are read as) a letter of the word's own script:
 # Latin letters slipped into Greek words (ΓΥΦΤOΣ with a Latin O, πουsτη) and Cyrillic or Greek
 # letters slipped into Latin words (nіgger with a Cyrillic і).
@@ -61,7 +62,6 @@ LEET_RE = re.compile(rf"(?<![\w{_SYMBOLS}])[\w{_SYMBOLS}]*[0-9{_SYMBOLS}][\w{_SY
 SEPARATED_RE = re.compile(r"(?<![\w.\-·•])([^\W_])([.\-_·• ])(?:[^\W_]\2)+[^\W_](?![\w·•]|\.\w|-\w)")
 REPEAT_RE = re.compile(r"([^\W\d_])\1{2,}")
 GREEK_RE = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
-OTHER_SCRIPT_RE = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff\u0400-\u04ff\u0500-\u052f]")
 # A word with both an ASCII letter and a Greek or Cyrillic one; found by the regex engine alone,
 # so plain Greek or Latin text costs no Python work per word.
 MIXED_WORD_RE = re.compile(r"(?<!\w)(?=\w*[a-zA-Z])(?=\w*[\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f])[^\W\d_]{3,}(?!\w)")
@@ -79,7 +79,7 @@ class Disguised:
 
 def leet_readings(text: str) -> tuple[str, ...]:
     """Every plain reading of `text`, masks turned into '*', at most MAX_VARIANTS."""
-    table = {**LEET, **GREEK_LEET} if GREEK_RE.search(text) else LEET
+    table = LEET_IN_GREEK if GREEK_RE.search(text) else LEET
     options = [table.get(c, ("*",) if c in MASKS else (c,)) for c in text.lower()]
     return tuple("".join(p) for p in itertools.islice(itertools.product(*options), MAX_VARIANTS))
 
@@ -92,15 +92,12 @@ def collapse_repeats(text: str) -> tuple[str, ...]:
 
 
 def unmix_scripts(word: str) -> str | None:
-    """The reading of a word that mixes Greek or Cyrillic letters with Latin ones, in the
-    script most of its letters use; None when the word is written in one script."""
+    """The reading of a word that mixes Greek or Cyrillic letters with Latin ones (as found by
+    MIXED_WORD_RE), in the script most of its letters use; None when a mostly Latin word keeps a
+    letter that has no Latin look-alike."""
     lower = word.lower()
     greek = sum(bool(GREEK_RE.match(c)) for c in lower)
-    latin = sum("a" <= c <= "z" for c in lower)
-    other = sum(bool(OTHER_SCRIPT_RE.match(c)) for c in lower) - greek
-    if latin == 0 or greek + other == 0:
-        return None
-    if greek > latin:
+    if greek > sum("a" <= c <= "z" for c in lower):
         return "".join(TO_GREEK.get(c, c) for c in lower)
     reading = "".join(TO_LATIN.get(c, c) for c in lower)
     return reading if all(c.isascii() for c in reading) else None
