@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -27,6 +28,15 @@ from engine.matching.index import default_cache_dir
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", nargs="?", help="the text to analyse")
     parser.add_argument("--lang", help="language code; detected when omitted")
+    add_backend_arguments(parser)
+    parser.add_argument("--stream", action="store_true", help="print events as they arrive")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--input", help='JSONL file ("-" for stdin), one {"id", "text", "lang"} per line')
+    parser.add_argument("--output", help="JSONL output file (default stdout)")
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """The vocabulary, model, cache and decision options `open_analyzer` reads (shared with `unerase batch`)."""
     parser.add_argument("--vocab", action="append", help="vocabulary file or folder (repeatable); default: shipped")
     parser.add_argument("--backend", choices=["none", "llama-cpp", "openai"], default="none")
     parser.add_argument("--model", help="GGUF file (llama-cpp) or model name (openai)")
@@ -39,10 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="model calls (and records) in flight")
     parser.add_argument("--cache", help="SQLite file for cached model answers (default in the cache folder)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write cached model answers")
-    parser.add_argument("--stream", action="store_true", help="print events as they arrive")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--input", help='JSONL file ("-" for stdin), one {"id", "text", "lang"} per line')
-    parser.add_argument("--output", help="JSONL output file (default stdout)")
 
 
 def build_backend(args: argparse.Namespace) -> LLMBackend | None:
@@ -168,7 +174,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return asyncio.run(_analyze(args, Detector(_vocabulary(args.vocab)), _open_in, _open_out))
 
 
-async def _analyze(args: argparse.Namespace, detector: Detector, open_in: Any, open_out: Any) -> int:
+@contextlib.asynccontextmanager
+async def open_analyzer(args: argparse.Namespace, detector: Detector) -> AsyncIterator[Analyzer]:
+    """An Analyzer set up from `add_backend_arguments` options; its backend and cache are closed on exit."""
     backend = build_backend(args)
     cache = (
         None if args.no_cache else SQLiteCache(Path(args.cache) if args.cache else default_cache_dir() / "llm.sqlite")
@@ -176,8 +184,17 @@ async def _analyze(args: argparse.Namespace, detector: Detector, open_in: Any, o
     config = AnalyzerConfig(
         mode=args.mode, concurrency=args.concurrency, timeout=args.timeout, threshold=args.threshold
     )
-    analyzer = Analyzer(detector, BackendRouter(backend), cache=cache, config=config)
     try:
+        yield Analyzer(detector, BackendRouter(backend), cache=cache, config=config)
+    finally:
+        if backend is not None:
+            await backend.aclose()
+        if cache is not None:
+            cache.close()
+
+
+async def _analyze(args: argparse.Namespace, detector: Detector, open_in: Any, open_out: Any) -> int:
+    async with open_analyzer(args, detector) as analyzer:
         if args.input:
             with open_in(args.input) as source, open_out(args.output) as sink:
                 done, failed = await _run_many(analyzer, args, source, sink)
@@ -187,8 +204,3 @@ async def _analyze(args: argparse.Namespace, detector: Detector, open_in: Any, o
             raise UneraseError('give a text ("unerase analyze \\"some text\\"") or --input FILE.jsonl')
         await _run_one(analyzer, args, sys.stdout)
         return 0
-    finally:
-        if backend is not None:
-            await backend.aclose()
-        if cache is not None:
-            cache.close()

@@ -198,6 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(analyze)
     analyze.set_defaults(func=cmd_analyze)
 
+    from engine import batch_cli
+
+    batch = sub.add_parser("batch", help="analyse every text of a CSV, JSONL or ZIP-of-.txt file")
+    batch_cli.add_arguments(batch)
+    batch.set_defaults(func=batch_cli.cmd_batch)
+
     vocab = sub.add_parser("vocab", help="check, inspect, import and export vocabularies")
     vsub = vocab.add_subparsers(dest="vocab_command", required=True)
     check = vsub.add_parser("check", help="validate vocabulary files (default: shipped)")
