@@ -193,6 +193,7 @@ class Analyzer:
             self.detector.vocabulary.version,
             self.prompts.version,
             (backend.model_id,) if backend else (),
+            len(hits),
         )
         matcher = self.detector.matcher(lang)
         verdicts: dict[str, Verdict] = {}
@@ -231,6 +232,8 @@ class Analyzer:
                     verdict = self._vocabulary_verdict(hit, text, matcher, backend is not None)
                     verdicts[hit.id] = verdict
                     yield verdict
+            if backend is None:
+                yield targeting  # skipped, and saying so: readers learn what was not checked
             pending = set(tasks)
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)

@@ -36,6 +36,7 @@ class AnalysisStarted:
     vocabulary_version: str
     prompt_version: str
     models: tuple[str, ...]
+    hit_count: int = 0  # how many `hit` events follow, so a renderer knows when the text is complete
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class AnalysisStarted:
             "vocabulary_version": self.vocabulary_version,
             "prompt_version": self.prompt_version,
             "models": list(self.models) or ["none"],
+            "hit_count": self.hit_count,
         }
 
 

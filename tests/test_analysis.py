@@ -53,6 +53,19 @@ async def test_vocabulary_only_mode(detector: Detector) -> None:
     assert "“faggot” targets people because of their sexual orientation" in explanation.text
     assert explanation.faithfulness == "faithful" and explanation.cited_hits == ("h1", "h2")
     assert events[-1].llm_calls == 0  # type: ignore[union-attr]
+    assert types(events) == [
+        "analysis",
+        "hit",
+        "hit",
+        "verdict",
+        "verdict",
+        "targeting",
+        "explanation",
+        "decision",
+        "done",
+    ]
+    (targeting,) = by_type(events, Targeting)
+    assert targeting.status == "skipped" and "no language model" in targeting.reason
 
 
 async def test_vocabulary_only_ambiguous_and_clean_texts(detector: Detector) -> None:
@@ -66,7 +79,7 @@ async def test_vocabulary_only_ambiguous_and_clean_texts(detector: Detector) -> 
     (decision,) = by_type(clean, Decision)
     assert decision.label == "not_flagged" and decision.severity == "none"
     assert "vocabulary-only mode" in decision.reasons[0]
-    assert by_type(clean, Targeting) == []
+    assert [t.status for t in by_type(clean, Targeting)] == ["skipped"]
 
 
 async def test_fast_mode_sends_only_ambiguous_hits_and_dedupes(detector: Detector) -> None:

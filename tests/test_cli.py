@@ -131,7 +131,7 @@ def test_analyze_streams_events_in_order(capsys: pytest.CaptureFixture[str]) -> 
     events = [json.loads(line) for line in out.splitlines()]
     assert code == 0
     assert [e["event"] for e in events] == [
-        "analysis", "hit", "hit", "verdict", "verdict", "explanation", "decision", "done",
+        "analysis", "hit", "hit", "verdict", "verdict", "targeting", "explanation", "decision", "done",
     ]  # fmt: skip
     assert events[0]["data"]["mode"] == "vocabulary-only"
     assert events[-2]["data"]["label"] == "flagged"

@@ -2,52 +2,80 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from engine.detector import Detector
+from engine.analysis import BackendRouter
 from engine.paths import PROJECT_ROOT
-from engine.vocabulary.loader import load_vocabularies
-from web.routes import demo
+from web import errors
+from web.batches import BatchWorker
+from web.routes import analyses, batches, demo
+from web.routes import annotations as annotation_routes
+from web.services import Services
 from web.settings import Settings, get_settings
 
 SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
 }
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, backends: BackendRouter | None = None) -> FastAPI:
+    """`backends` replaces the configured language models (tests pass a scripted one)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        def build() -> Detector:
-            detector = Detector(load_vocabularies(settings.vocabularies), cache_dir=settings.cache_dir)
-            for language in detector.languages:
-                detector.index(language)  # compile every language once, before the first request
-            return detector
+        services = await run_in_threadpool(Services.build, settings, backends)
+        app.state.services = services
+        worker = BatchWorker(services)
+        app.state.batch_worker = worker
+        services.batch_wake = worker.wake
+        task = asyncio.create_task(worker.run())
+        try:
+            yield
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await services.runs.shutdown()
 
-        app.state.detector = await run_in_threadpool(build)
-        yield
-
-    app = FastAPI(title="unerase", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="unerase",
+        version="0.1.0",
+        summary="Detects hateful, derogatory and contentious language and explains it in context.",
+        lifespan=lifespan,
+    )
     app.state.settings = settings
-    app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates")
+
+    def status_line(request: Request) -> dict[str, Any]:
+        services: Services | None = getattr(request.app.state, "services", None)
+        return {"status_line": services.status_line() if services else None}
+
+    app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates", context_processors=[status_line])
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
-    app.include_router(demo.router)
+    for module in (demo, analyses, annotation_routes, batches):
+        app.include_router(module.router)
+    errors.install(app)
 
     @app.middleware("http")
     async def security_headers(request, call_next):  # type: ignore[no-untyped-def]
         response = await call_next(request)
-        response.headers.update(SECURITY_HEADERS)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
         return response
 
     return app

@@ -7,13 +7,14 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 
-from engine.detector import Detector
+from web.ratelimit import client_address
+from web.services import Services
 from web.settings import Settings
 
 
-def get_detector(request: Request) -> Detector:
-    detector: Detector = request.app.state.detector
-    return detector
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
 
 
 def get_app_settings(request: Request) -> Settings:
@@ -26,6 +27,12 @@ def get_templates(request: Request) -> Jinja2Templates:
     return templates
 
 
-DetectorDep = Annotated[Detector, Depends(get_detector)]
+def rate_limited(request: Request, services: Annotated[Services, Depends(get_services)]) -> None:
+    """Counts the request against its client's budget; 429 with Retry-After beyond it."""
+    services.limiter.check(client_address(request, services.settings.trust_forwarded_for))
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
+RateLimit = Depends(rate_limited)

@@ -1,65 +1,112 @@
-"""The demo page: a text in, the vocabulary hits shown in place with their explanations."""
+"""The demo page: a text in, its analysis streamed into the page (or rendered whole without JavaScript)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from engine.errors import InputTooLarge, UneraseError
-from web.deps import DetectorDep, SettingsDep, TemplatesDep
+from engine.errors import UneraseError
+from web.deps import RateLimit, ServicesDep, TemplatesDep
+from web.render import HTMLStream, segments
+from web.results import fold
+from web.routes.analyses import create_record, finished_events, load_record
+from web.services import Services
+from web.sse import last_event_id, numbered, respond
 
-router = APIRouter()
+router = APIRouter(include_in_schema=False)
+
+LANGUAGE_NAMES = {
+    "de": "German",
+    "el": "Greek",
+    "en": "English",
+    "fr": "French",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+}
 
 
-def _segments(text: str, hits: list[Any]) -> list[tuple[str, Any]]:
-    """The text cut into plain pieces and hit pieces, for the template to mark up."""
-    pieces: list[tuple[str, Any]] = []
-    position = 0
-    for hit in hits:
-        if hit.start > position:
-            pieces.append((text[position : hit.start], None))
-        pieces.append((text[hit.start : hit.end], hit))
-        position = hit.end
-    if position < len(text):
-        pieces.append((text[position:], None))
-    return pieces
-
-
-def _context(detector: DetectorDep, settings: SettingsDep) -> dict[str, Any]:
+def form_context(services: Services, text: str = "", lang: str = "", mode: str = "") -> dict[str, Any]:
     return {
-        "languages": detector.languages,
-        "vocabulary_version": detector.vocabulary.version,
-        "mode": "vocabulary only (no LLM configured)",
-        "max_chars": settings.max_text_chars,
+        "language_names": [(code, LANGUAGE_NAMES.get(code, code)) for code in services.detector.languages],
+        "has_model": bool(services.analyzer.backends.all()),
+        "examples": services.examples,
+        "max_chars": services.settings.max_text_chars,
+        "text": text,
+        "lang": lang,
+        "mode": mode or services.settings.mode,
     }
 
 
 @router.get("/", response_class=HTMLResponse)
-def demo(request: Request, detector: DetectorDep, settings: SettingsDep, templates: TemplatesDep) -> HTMLResponse:
-    return templates.TemplateResponse(request, "demo.html", {**_context(detector, settings), "text": "", "lang": ""})
+def demo(request: Request, services: ServicesDep, templates: TemplatesDep, example: int | None = None) -> Response:
+    text = lang = ""
+    if example is not None and 0 <= example < len(services.examples):
+        text, lang = services.examples[example].text, services.examples[example].lang
+    return templates.TemplateResponse(request, "demo.html", form_context(services, text, lang))
 
 
-@router.post("/", response_class=HTMLResponse)
-def analyse(
+@router.post("/", response_class=HTMLResponse, dependencies=[RateLimit])
+async def analyse(
     request: Request,
-    detector: DetectorDep,
-    settings: SettingsDep,
+    services: ServicesDep,
     templates: TemplatesDep,
     text: Annotated[str, Form()] = "",
     lang: Annotated[str, Form()] = "",
-) -> HTMLResponse:
-    context = {**_context(detector, settings), "text": text, "lang": lang}
+    mode: Annotated[str, Form()] = "",
+) -> Response:
+    htmx = request.headers.get("hx-request") == "true"
     try:
-        if len(text) > settings.max_text_chars:
-            raise InputTooLarge(
-                f"the text has {len(text):,} characters; at most {settings.max_text_chars:,} are accepted"
-            )
-        result = detector.detect(text, lang or None)
+        if mode and mode not in ("fast", "thorough"):
+            raise UneraseError(f"mode '{mode}' is not known; accepted: fast, thorough")
+        record = await create_record(services, text, lang or None, mode or None, "demo")
     except UneraseError as exc:
-        return templates.TemplateResponse(
-            request, "demo.html", {**context, "error": exc.message}, status_code=exc.status
-        )
-    context.update(result=result, segments=_segments(result.text, list(result.hits)))
-    return templates.TemplateResponse(request, "demo.html", context)
+        context = {**form_context(services, text, lang, mode), "error": exc.message}
+        name = "_error_fragment.html" if htmx else "demo.html"
+        return templates.TemplateResponse(request, name, context, status_code=exc.status)
+    if htmx:
+        # the page streams the analysis over SSE; the address bar shows the permalink
+        context = {"analysis_id": record.id, "text": record.text, "result": fold([]), "streaming": True}
+        response = templates.TemplateResponse(request, "_analysis.html", context)
+        response.headers["HX-Push-Url"] = f"/analyses/{record.id}"
+        return response
+    await finished_events(services.runs, record)  # without JavaScript: wait, then show the whole result
+    return RedirectResponse(f"/analyses/{record.id}", status_code=303)
+
+
+@router.get("/analyses/{analysis_id}", response_class=HTMLResponse)
+async def permalink(request: Request, analysis_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+    record = await load_record(services, analysis_id)
+    context: dict[str, Any] = {"analysis_id": record.id, "text": record.text}
+    if record.status == "complete":
+        result = fold(await finished_events(services.runs, record))
+        context.update(result=result, streaming=False, segments=segments(record.text, result["hits"]))
+    else:
+        context.update(result=fold([]), streaming=True)
+    return templates.TemplateResponse(request, "analysis.html", context)
+
+
+@router.get("/analyses/{analysis_id}/stream")
+async def stream(request: Request, analysis_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+    """The analysis as HTML fragments over SSE, for the htmx SSE extension on the page."""
+    record = await load_record(services, analysis_id)
+    render = HTMLStream(templates.env, record.text)
+    resume = last_event_id(request)
+    # a reconnect replays from the start into the renderer (it needs every hit) but sends only new messages
+    events = numbered(services.runs.events_of(record))
+
+    async def after_resume() -> Any:
+        async for number, event in events:
+            messages = render(number, event)
+            if number > resume:
+                yield number, messages
+
+    return respond(_flatten(after_resume()), lambda _n, message: [message])
+
+
+async def _flatten(groups: Any) -> Any:
+    async for number, messages in groups:
+        for message in messages:
+            yield number, message

@@ -1,0 +1,49 @@
+"""Building the web app for tests: real settings in tmp_path, a real SQLite file, the fixture vocabulary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from engine.analysis import BackendRouter
+from web.app import create_app
+from web.settings import Settings
+
+from .conftest import FIXTURES
+
+
+def settings(tmp: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "vocabularies": [FIXTURES / "vocab"],
+        "data_dir": tmp / "data",
+        "cache_dir": tmp / "cache",
+        "rate_limit_per_minute": 0,
+        "max_text_chars": 2_000,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+@contextmanager
+def client(tmp: Path, backends: BackendRouter | None = None, **overrides: Any) -> Iterator[TestClient]:
+    with TestClient(create_app(settings(tmp, **overrides), backends=backends)) as test_client:
+        yield test_client
+
+
+def sse_events(body: str) -> list[tuple[str, str]]:
+    """(event name, data) for each message of an SSE body; comments (pings) are skipped."""
+    events = []
+    for block in body.replace("\r\n", "\n").split("\n\n"):
+        name, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+        if data:
+            events.append((name, "\n".join(data)))
+    return events

@@ -1,0 +1,176 @@
+"""Batch jobs: records stored first, analysed in the background, counted at the end.
+
+Restart safety comes from the database: a job's rows are committed together with the job, each
+row's result is written once (only while the row is still pending), and a worker that starts
+takes up every unfinished job where it stopped. Rows analysed but not yet written when the
+process died are analysed again; none is written twice and none is lost.
+
+One worker per data directory processes jobs (a lock file decides which process, so two uvicorn
+workers never analyse the same rows); if that process exits, another takes over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from starlette.concurrency import run_in_threadpool
+
+from engine.analyze_cli import summary
+from engine.batch import BatchLimits, Format, Record, RowError, read_records
+from engine.errors import UneraseError
+from web.models import BatchJob, BatchRow
+from web.services import Services
+from web.store import Store
+
+log = logging.getLogger("unerase.batches")
+CHUNK = 200
+LOCK_RETRY_SECONDS = 5.0
+
+
+def limits(services: Services) -> BatchLimits:
+    settings = services.settings
+    return BatchLimits(
+        max_bytes=settings.max_upload_bytes, max_rows=settings.max_batch_rows, max_text_chars=settings.max_text_chars
+    )
+
+
+def rows_of(job_id: str, items: Iterable[Record | RowError]) -> Iterator[BatchRow]:
+    for item in items:
+        if isinstance(item, RowError):
+            yield BatchRow(
+                job_id=job_id, line=item.line, record_id=item.id or str(item.line), status="error", error=item.message
+            )
+        else:
+            yield BatchRow(job_id=job_id, line=item.line, record_id=item.id, text=item.text, language=item.lang)
+
+
+def create_job(
+    services: Services,
+    data: bytes,
+    filename: str,
+    fmt: Format,
+    mode: str,
+    text_column: str | None = None,
+    id_column: str | None = None,
+    lang_column: str | None = None,
+) -> BatchJob:
+    """Blocking: parses the whole file (whole-file errors raise before anything is stored)."""
+    items = list(
+        read_records(
+            data, fmt, text_column=text_column, id_column=id_column, lang_column=lang_column, limits=limits(services)
+        )
+    )
+    job = BatchJob(id=uuid.uuid4().hex, filename=filename[:200], format=fmt, mode=mode)
+    services.store.create_job(job, rows_of(job.id, items))
+    return job
+
+
+def statistics(store: Store, job_id: str) -> dict[str, Any]:
+    """Counts per term, category, language, decision and severity over a job's results."""
+    terms: Counter[str] = Counter()
+    categories: Counter[str] = Counter()
+    languages: Counter[str] = Counter()
+    labels: Counter[str] = Counter()
+    severities: Counter[str] = Counter()
+    errors = 0
+    for row in store.iter_rows(job_id):
+        if row.status == "error" or not row.result:
+            errors += 1
+            continue
+        result = json.loads(row.result)
+        languages[result.get("lang") or "?"] += 1
+        decision = result.get("decision") or {}
+        labels[decision.get("label", "none")] += 1
+        severities[decision.get("severity", "none")] += 1
+        for hit in result.get("hits", []):
+            verdict = hit.get("verdict") or {}
+            if verdict.get("status") == "neutral":
+                continue  # a neutral use is not a finding
+            terms[hit["term"]] += 1
+            categories.update(hit.get("categories", []))
+    return {
+        "terms": terms.most_common(),
+        "categories": categories.most_common(),
+        "languages": languages.most_common(),
+        "decisions": labels.most_common(),
+        "severities": severities.most_common(),
+        "errors": errors,
+    }
+
+
+def export(store: Store, job_id: str) -> Iterator[dict[str, Any]]:
+    """Every row's result (or its error) in file order, for the JSONL and CSV downloads."""
+    for row in store.iter_rows(job_id):
+        if row.result:
+            yield {"line": row.line, **json.loads(row.result)}
+        else:
+            yield {"id": row.record_id, "line": row.line, "error": row.error or "not analysed yet"}
+
+
+class BatchWorker:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.wake = asyncio.Event()
+        self._lock: IO[str] | None = None
+
+    def _take_lock(self) -> bool:
+        path = self.services.settings.data_dir / "batch-worker.lock"
+        handle = path.open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return False
+        self._lock = handle  # held for the life of the process; the OS releases it if we die
+        return True
+
+    async def run(self) -> None:
+        try:
+            while not self._take_lock():
+                await asyncio.sleep(LOCK_RETRY_SECONDS)
+            while True:
+                self.wake.clear()
+                for job_id in await run_in_threadpool(self.services.store.unfinished_jobs):
+                    await self.process(job_id)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), LOCK_RETRY_SECONDS)
+        finally:
+            if self._lock is not None:
+                self._lock.close()
+
+    async def process(self, job_id: str) -> None:
+        store = self.services.store
+        job = await run_in_threadpool(store.job, job_id)
+        if job is None:
+            return
+        await run_in_threadpool(store.set_job_status, job_id, "running")
+        slots = asyncio.Semaphore(self.services.settings.batch_concurrency)
+        after = 0
+        while rows := await run_in_threadpool(store.pending_rows, job_id, after, CHUNK):
+            results = await asyncio.gather(*(self._analyse(row, job.mode, slots) for row in rows))
+            await run_in_threadpool(store.save_rows, results)
+            after = rows[-1].id or after
+        stats = await run_in_threadpool(statistics, store, job_id)
+        await run_in_threadpool(store.set_job_status, job_id, "complete", stats)
+        log.info("batch %s complete: %s rows", job_id, job.total_rows)
+
+    async def _analyse(
+        self, row: BatchRow, mode: str, slots: asyncio.Semaphore
+    ) -> tuple[int, str, str | None, str | None, str | None]:
+        assert row.id is not None
+        async with slots:
+            try:
+                events = [e async for e in self.services.analyzer.analyze(row.text, row.language, mode)]
+            except UneraseError as exc:
+                return row.id, "error", None, None, exc.message
+        result = summary(events, row.record_id)
+        label = (result.get("decision") or {}).get("label")
+        return row.id, "done", label, json.dumps(result, ensure_ascii=False), None

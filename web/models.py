@@ -1,0 +1,109 @@
+"""The stored records: analyses with their hits, verdicts and decision; batch jobs and their rows.
+
+An analysis keeps its whole event stream (`events`, JSON) so a permalink or a late listener
+replays exactly what the first one saw; hits, verdicts and the decision are also stored as rows
+so they can be counted and searched.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Index
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    """ISO 8601 in UTC with a Z; a database that drops the zone (SQLite) gives back UTC anyway."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.isoformat(timespec="seconds") + "Z"
+
+
+class AnalysisRecord(SQLModel, table=True):
+    __tablename__ = "analysis"
+
+    id: str = Field(primary_key=True, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    status: str = Field(default="pending", max_length=16)  # pending, running, complete, failed
+    source: str = Field(default="api", max_length=16)  # demo, api
+    text: str
+    requested_language: str | None = Field(default=None, max_length=16)
+    language: str | None = Field(default=None, max_length=16)
+    mode: str = Field(default="fast", max_length=16)
+    events: str = "[]"  # JSON list of {"type": ..., "data": {...}}
+    elapsed_ms: float | None = None
+
+
+class HitRecord(SQLModel, table=True):
+    __tablename__ = "hit"
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: str = Field(foreign_key="analysis.id", index=True, max_length=32)
+    hit_id: str = Field(max_length=16)
+    start: int
+    end: int
+    surface: str
+    term: str
+    term_id: str
+    issue_id: str
+    categories: str  # comma-separated
+    ambiguous: bool
+    obfuscated: bool
+
+
+class VerdictRecord(SQLModel, table=True):
+    __tablename__ = "verdict"
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: str = Field(foreign_key="analysis.id", index=True, max_length=32)
+    hit_id: str = Field(max_length=16)
+    status: str = Field(max_length=16)
+    confidence: float
+    decided_by: str
+    explanation: str = ""
+
+
+class DecisionRecord(SQLModel, table=True):
+    __tablename__ = "decision"
+
+    analysis_id: str = Field(foreign_key="analysis.id", primary_key=True, max_length=32)
+    label: str = Field(max_length=16, index=True)
+    severity: str = Field(max_length=16)
+    confidence: float
+    categories: str  # comma-separated
+    reasons: str  # JSON list
+
+
+class BatchJob(SQLModel, table=True):
+    __tablename__ = "batch_job"
+
+    id: str = Field(primary_key=True, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+    filename: str
+    format: str = Field(max_length=8)
+    mode: str = Field(default="fast", max_length=16)
+    status: str = Field(default="queued", max_length=16)  # queued, running, complete
+    total_rows: int = 0
+    stats: str | None = None  # JSON, computed when the job completes
+
+
+class BatchRow(SQLModel, table=True):
+    __tablename__ = "batch_row"
+    __table_args__ = (Index("ix_batch_row_job_status_id", "job_id", "status", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(foreign_key="batch_job.id", max_length=32)
+    line: int
+    record_id: str
+    text: str = ""
+    language: str | None = Field(default=None, max_length=16)
+    status: str = Field(default="pending", max_length=16)  # pending, done, error
+    label: str | None = Field(default=None, max_length=16)
+    result: str | None = None  # JSON summary of the analysis
+    error: str | None = None

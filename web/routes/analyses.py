@@ -1,0 +1,132 @@
+"""API v1: analyses as JSON, as a stream of JSON events (SSE), or started in the background.
+
+POST /api/v1/analyses answers in one of three ways, chosen by the client:
+- default: waits for the whole analysis and returns it (201);
+- `Accept: text/event-stream`: the response *is* the event stream; closing it cancels the work;
+- `Prefer: respond-async`: returns 202 at once; the analysis runs in the background and can be
+  polled (GET .../{id}) or followed (GET .../{id}/events).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from web.deps import RateLimit, ServicesDep
+from web.errors import NotFound
+from web.models import AnalysisRecord
+from web.results import analysis_document, links
+from web.runs import Runs
+from web.services import Services
+from web.sse import json_message, last_event_id, numbered, respond
+
+router = APIRouter(prefix="/api/v1", tags=["analyses"])
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
+    status: {"description": description, "content": {"application/problem+json": {}}}
+    for status, description in (
+        (404, "No analysis with this id"),
+        (413, "The text is longer than the configured limit"),
+        (422, "The request is not valid (message says what is accepted)"),
+        (429, "Too many requests from this client; see Retry-After"),
+    )
+}
+
+
+class AnalysisRequest(BaseModel):
+    text: str = Field(description="The text to analyse (at most `max_text_chars` characters).")
+    lang: str | None = Field(
+        default=None, description="Language code (en, fr, el, de, nl, it, pt); detected if absent."
+    )
+    mode: Literal["fast", "thorough"] | None = Field(
+        default=None, description="fast: only ambiguous hits go to the LLM."
+    )
+
+
+async def create_record(
+    services: Services, text: str, lang: str | None, mode: str | None, source: str
+) -> AnalysisRecord:
+    services.check_text(text, lang)
+    record = AnalysisRecord(
+        id=uuid.uuid4().hex,
+        text=text,
+        requested_language=lang or None,
+        mode=mode or services.settings.mode,
+        source=source,
+    )
+    await run_in_threadpool(services.store.create_analysis, record)
+    return record
+
+
+async def load_record(services: Services, analysis_id: str) -> AnalysisRecord:
+    record = await run_in_threadpool(services.store.analysis, analysis_id)
+    if record is None:
+        raise NotFound(f"no analysis has the id '{analysis_id}'; ids are returned by POST /api/v1/analyses")
+    return record
+
+
+async def finished_events(runs: Runs, record: AnalysisRecord) -> list[dict[str, object]]:
+    return [event async for event in runs.events_of(record)]
+
+
+@router.post(
+    "/analyses",
+    status_code=201,
+    dependencies=[RateLimit],
+    responses={
+        202: {"description": "Accepted (Prefer: respond-async); follow the links"},
+        **PROBLEM_RESPONSES,
+    },
+)
+async def create_analysis(
+    body: AnalysisRequest,
+    request: Request,
+    services: ServicesDep,
+    accept: Annotated[str, Header()] = "",
+    prefer: Annotated[str, Header()] = "",
+) -> Response:
+    record = await create_record(services, body.text, body.lang, body.mode, "api")
+    location = {"Location": f"/api/v1/analyses/{record.id}"}
+    if "text/event-stream" in accept:
+        stream = numbered(services.runs.events_of(record))
+        response = respond(stream, lambda n, e: [json_message(n, e)])
+        response.headers.update(location)
+        return response
+    if "respond-async" in prefer:
+        services.runs.start(record.id, record.text, record.requested_language, record.mode, detached=True)
+        body_202 = {"id": record.id, "status": "pending", "links": links(record.id)}
+        return JSONResponse(body_202, status_code=202, headers=location)
+    events = await finished_events(services.runs, record)
+    record.status = "complete"
+    return JSONResponse(analysis_document(record, events), status_code=201, headers=location)
+
+
+@router.get("/analyses/{analysis_id}", responses=PROBLEM_RESPONSES)
+async def get_analysis(analysis_id: str, services: ServicesDep) -> JSONResponse:
+    record = await load_record(services, analysis_id)
+    run = services.runs.current(analysis_id)
+    if record.status == "complete":
+        events = await finished_events(services.runs, record)
+    else:
+        events = list(run.events) if run else []
+        record.status = "running" if run else record.status
+    return JSONResponse(analysis_document(record, events))
+
+
+@router.get(
+    "/analyses/{analysis_id}/events",
+    responses={200: {"content": {"text/event-stream": {}}, "description": "The analysis as SSE"}, **PROBLEM_RESPONSES},
+)
+async def analysis_events(analysis_id: str, request: Request, services: ServicesDep) -> Response:
+    """Replays a finished analysis, or follows (and if needed starts) a running one.
+
+    Events carry increasing ids; a reconnecting client sending Last-Event-ID gets only later ones.
+    """
+    record = await load_record(services, analysis_id)
+    events = numbered(services.runs.events_of(record), last_event_id(request))
+    return respond(events, lambda n, e: [json_message(n, e)])

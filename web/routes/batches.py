@@ -1,0 +1,272 @@
+"""Batch jobs over the API and as pages: upload, progress (SSE), downloads, statistics report."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import itertools
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from sse_starlette import ServerSentEvent
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+
+from engine.batch import RESULT_COLUMNS, BatchTooLarge, detect_format, result_row, write_jsonl
+from engine.errors import UneraseError
+from web.batches import create_job, export
+from web.charts import bar_chart
+from web.deps import RateLimit, ServicesDep, TemplatesDep
+from web.errors import NotFound
+from web.models import BatchJob, iso
+from web.routes.analyses import PROBLEM_RESPONSES
+from web.services import Services
+from web.sse import respond
+from web.store import Progress
+
+router = APIRouter(tags=["batches"])
+POLL_SECONDS = 0.5
+UPLOAD_CHUNK = 1 << 20
+
+
+async def read_upload(upload: UploadFile, limit: int) -> bytes:
+    """The whole upload, refusing it as soon as it passes the limit (never more than limit+1 MB in memory)."""
+    chunks, size = [], 0
+    while chunk := await upload.read(UPLOAD_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise BatchTooLarge(f"the upload is larger than {limit:,} bytes, the most accepted; split the file")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def start_job(
+    services: Services,
+    upload: UploadFile,
+    text_column: str,
+    id_column: str,
+    lang_column: str,
+    mode: str,
+) -> BatchJob:
+    data = await read_upload(upload, services.settings.max_upload_bytes)
+    filename = upload.filename or "upload"
+    fmt = detect_format(filename, data[:4096])
+    job = await run_in_threadpool(
+        create_job,
+        services,
+        data,
+        filename,
+        fmt,
+        mode or services.settings.mode,
+        text_column or None,
+        id_column or None,
+        lang_column or None,
+    )
+    if services.batch_wake is not None:
+        services.batch_wake.set()
+    return job
+
+
+async def load_job(services: Services, job_id: str) -> tuple[BatchJob, Progress]:
+    job = await run_in_threadpool(services.store.job, job_id)
+    progress = await run_in_threadpool(services.store.progress, job_id)
+    if job is None or progress is None:
+        raise NotFound(f"no batch job has the id '{job_id}'; ids are returned by POST /api/v1/batches")
+    return job, progress
+
+
+def job_document(job: BatchJob, progress: Progress, errors: list[Any]) -> dict[str, Any]:
+    base = f"/api/v1/batches/{job.id}"
+    return {
+        "id": job.id,
+        "filename": job.filename,
+        "format": job.format,
+        "mode": job.mode,
+        "created_at": iso(job.created_at),
+        "finished_at": iso(job.finished_at) if job.finished_at else None,
+        **progress.to_dict(),
+        "row_errors": [{"line": r.line, "id": r.record_id, "error": r.error} for r in errors],
+        "links": {
+            "self": base,
+            "events": f"{base}/events",
+            "results_jsonl": f"{base}/results.jsonl",
+            "results_csv": f"{base}/results.csv",
+            "report": f"{base}/report",
+            "page": f"/batches/{job.id}",
+        },
+    }
+
+
+async def progress_until_complete(services: Services, job_id: str) -> AsyncIterator[Progress]:
+    """The job's progress every POLL_SECONDS until it is complete (read from the database, so it works
+    whichever process runs the job); the client going away ends it."""
+    while True:
+        progress = await run_in_threadpool(services.store.progress, job_id)
+        if progress is None:
+            return
+        yield progress
+        if progress.status == "complete":
+            return
+        await asyncio.sleep(POLL_SECONDS)
+
+
+# -- API ---------------------------------------------------------------------------------------
+@router.post("/api/v1/batches", status_code=202, dependencies=[RateLimit], responses=PROBLEM_RESPONSES)
+async def create_batch(
+    services: ServicesDep,
+    file: Annotated[UploadFile, File(description="CSV, JSONL, or a ZIP of .txt files (UTF-8)")],
+    text_column: Annotated[str, Form(description="CSV: the column with the text (default: 'text')")] = "",
+    id_column: Annotated[str, Form(description="CSV: an optional column with record ids")] = "",
+    lang_column: Annotated[str, Form(description="CSV: an optional column with language codes")] = "",
+    mode: Annotated[Literal["", "fast", "thorough"], Form()] = "",
+) -> JSONResponse:
+    job = await start_job(services, file, text_column, id_column, lang_column, mode)
+    job, progress = await load_job(services, job.id)
+    errors = await run_in_threadpool(services.store.row_errors, job.id)
+    return JSONResponse(
+        job_document(job, progress, errors), status_code=202, headers={"Location": f"/api/v1/batches/{job.id}"}
+    )
+
+
+@router.get("/api/v1/batches/{job_id}", responses=PROBLEM_RESPONSES)
+async def get_batch(job_id: str, services: ServicesDep) -> JSONResponse:
+    job, progress = await load_job(services, job_id)
+    errors = await run_in_threadpool(services.store.row_errors, job_id)
+    return JSONResponse(job_document(job, progress, errors))
+
+
+@router.get("/api/v1/batches/{job_id}/events", responses=PROBLEM_RESPONSES)
+async def batch_events(job_id: str, services: ServicesDep) -> Response:
+    """`progress` events (status, total, processed, errors, percent) until `done`."""
+    await load_job(services, job_id)
+
+    async def events() -> AsyncIterator[tuple[int, ServerSentEvent]]:
+        number = 0
+        async for progress in progress_until_complete(services, job_id):
+            yield number, ServerSentEvent(json.dumps(progress.to_dict()), event="progress", id=str(number))
+            number += 1
+        yield number, ServerSentEvent(json.dumps({"job_id": job_id}), event="done", id=str(number))
+
+    return respond(events(), lambda _n, message: [message])
+
+
+def _download(services: Services, job_id: str, kind: str) -> StreamingResponse:
+    def chunks() -> Iterator[str]:
+        # 500 results at a time, so a 100,000-row job streams without sitting in memory
+        rows = export(services.store, job_id)
+        buffer = io.StringIO()
+        out = csv.writer(buffer)
+        if kind == "csv":
+            out.writerow(RESULT_COLUMNS)
+        while batch := list(itertools.islice(rows, 500)):
+            if kind == "csv":
+                out.writerows(result_row(result) for result in batch)
+            else:
+                write_jsonl(batch, buffer)
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+        if buffer.tell():
+            yield buffer.getvalue()
+
+    media = "application/x-ndjson" if kind == "jsonl" else "text/csv; charset=utf-8"
+    disposition = f'attachment; filename="unerase-{job_id[:8]}.{kind}"'
+    return StreamingResponse(
+        iterate_in_threadpool(chunks()), media_type=media, headers={"Content-Disposition": disposition}
+    )
+
+
+@router.get("/api/v1/batches/{job_id}/results.jsonl", responses=PROBLEM_RESPONSES)
+async def results_jsonl(job_id: str, services: ServicesDep) -> StreamingResponse:
+    await load_job(services, job_id)
+    return _download(services, job_id, "jsonl")
+
+
+@router.get("/api/v1/batches/{job_id}/results.csv", responses=PROBLEM_RESPONSES)
+async def results_csv(job_id: str, services: ServicesDep) -> StreamingResponse:
+    await load_job(services, job_id)
+    return _download(services, job_id, "csv")
+
+
+@router.get("/api/v1/batches/{job_id}/report", responses=PROBLEM_RESPONSES)
+async def report_json(job_id: str, services: ServicesDep) -> JSONResponse:
+    job, progress = await load_job(services, job_id)
+    if job.stats is None:
+        raise UneraseError(
+            f"batch {job_id} is {progress.status} ({progress.percent}%); the report exists once it is complete"
+        )
+    return JSONResponse({"id": job.id, **progress.to_dict(), **json.loads(job.stats)})
+
+
+# -- pages -------------------------------------------------------------------------------------
+@router.get("/batches", response_class=HTMLResponse, include_in_schema=False)
+def batches_page(request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
+    return templates.TemplateResponse(request, "batches.html", {"max_bytes": services.settings.max_upload_bytes})
+
+
+@router.post("/batches", include_in_schema=False, dependencies=[RateLimit])
+async def upload_page(
+    request: Request,
+    services: ServicesDep,
+    templates: TemplatesDep,
+    file: Annotated[UploadFile, File()],
+    text_column: Annotated[str, Form()] = "",
+    id_column: Annotated[str, Form()] = "",
+    mode: Annotated[str, Form()] = "",
+) -> Response:
+    try:
+        if mode not in ("", "fast", "thorough"):
+            raise UneraseError(f"mode '{mode}' is not known; accepted: fast, thorough")
+        job = await start_job(services, file, text_column, id_column, "", mode)
+    except UneraseError as exc:
+        context = {
+            "max_bytes": services.settings.max_upload_bytes,
+            "error": exc.message,
+            "text_column": text_column,
+            "id_column": id_column,
+        }
+        return templates.TemplateResponse(request, "batches.html", context, status_code=exc.status)
+    return RedirectResponse(f"/batches/{job.id}", status_code=303)
+
+
+@router.get("/batches/{job_id}", response_class=HTMLResponse, include_in_schema=False)
+async def job_page(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+    job, progress = await load_job(services, job_id)
+    errors = await run_in_threadpool(services.store.row_errors, job_id)
+    return templates.TemplateResponse(request, "batch.html", {"job": job, "progress": progress, "errors": errors})
+
+
+@router.get("/batches/{job_id}/stream", include_in_schema=False)
+async def job_stream(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+    """The progress bar as HTML fragments over SSE, ending with `done` (links to the report)."""
+    job, _ = await load_job(services, job_id)
+    macros: Any = templates.env.get_template("batch.html").module
+
+    async def events() -> AsyncIterator[tuple[int, ServerSentEvent]]:
+        number = 0
+        async for progress in progress_until_complete(services, job_id):
+            html = str(macros.progress_bar(progress)).strip()
+            yield number, ServerSentEvent(html, event="progress", id=str(number))
+            number += 1
+        yield number, ServerSentEvent(str(macros.finished(job)).strip(), event="done", id=str(number))
+
+    return respond(events(), lambda _n, message: [message])
+
+
+@router.get("/batches/{job_id}/report", response_class=HTMLResponse, include_in_schema=False)
+async def report_page(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+    job, progress = await load_job(services, job_id)
+    if job.stats is None:
+        return RedirectResponse(f"/batches/{job_id}", status_code=303)
+    stats = json.loads(job.stats)
+    charts = [
+        bar_chart([tuple(item) for item in stats["decisions"]], title="Decisions"),
+        bar_chart([tuple(item) for item in stats["categories"]], title="Targeted characteristics"),
+        bar_chart([tuple(item) for item in stats["terms"]], title="Most frequent terms", max_bars=20),
+        bar_chart([tuple(item) for item in stats["languages"]], title="Languages"),
+    ]
+    context = {"job": job, "progress": progress, "stats": stats, "charts": charts}
+    return templates.TemplateResponse(request, "report.html", context)

@@ -1,0 +1,139 @@
+"""Running analyses while someone listens.
+
+A run is one engine event stream for one stored analysis. Listeners replay what was produced so
+far and then follow it live, so a permalink opened mid-analysis, a second tab and a late SSE
+reconnect all see the same stream without running the work twice. A run lives while it has a
+listener (or was started detached, for `Prefer: respond-async` clients): when the last listener
+goes away before `done`, the run is cancelled and with it every model call it was waiting for.
+The finished stream is stored; later listeners replay it from the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from starlette.concurrency import run_in_threadpool
+
+from engine.analysis import Analyzer
+from engine.errors import UneraseError
+from engine.events import Done, ErrorEvent, Event
+from web.models import AnalysisRecord
+from web.store import Store, StoredEvent
+
+log = logging.getLogger("unerase.runs")
+
+
+def stored(event: Event) -> StoredEvent:
+    return {"type": event.type, "data": event.to_dict()}
+
+
+@dataclass
+class Run:
+    analysis_id: str
+    detached: bool = False
+    events: list[StoredEvent] = field(default_factory=list)
+    finished: bool = False
+    listeners: int = 0
+    task: asyncio.Task[None] | None = None
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+
+class Runs:
+    def __init__(self, analyzer: Analyzer, store: Store) -> None:
+        self.analyzer = analyzer
+        self.store = store
+        self._runs: dict[str, Run] = {}
+
+    def running(self, analysis_id: str) -> bool:
+        return analysis_id in self._runs
+
+    def current(self, analysis_id: str) -> Run | None:
+        return self._runs.get(analysis_id)
+
+    def start(self, analysis_id: str, text: str, language: str | None, mode: str, *, detached: bool = False) -> Run:
+        run = self._runs.get(analysis_id)
+        if run is None or run.task is None or run.task.cancelling() or run.task.done():
+            # a run being cancelled (its last listener just left) is not joined: a new one starts
+            run = self._runs[analysis_id] = Run(analysis_id, detached=detached)
+            run.task = asyncio.create_task(self._produce(run, text, language, mode))
+        run.detached = run.detached or detached
+        return run
+
+    async def events_of(self, record: AnalysisRecord, *, detached: bool = False) -> AsyncIterator[StoredEvent]:
+        """A finished analysis replayed from the database, or its run followed (started if needed)."""
+        if record.status != "complete" and not self.running(record.id):
+            latest: AnalysisRecord | None = await run_in_threadpool(self.store.analysis, record.id)
+            record = latest or record  # it may have finished a moment ago
+        if record.status == "complete":
+            for event in json.loads(record.events):
+                yield event
+            return
+        run = self.start(record.id, record.text, record.requested_language, record.mode, detached=detached)
+        async for event in self.follow(run):
+            yield event
+
+    async def follow(self, run: Run) -> AsyncIterator[StoredEvent]:
+        """Every event of the run from the first; leaving early may cancel the run (see module doc)."""
+        run.listeners += 1
+        position = 0
+        try:
+            while True:
+                async with run.changed:
+                    await run.changed.wait_for(lambda seen=position: len(run.events) > seen or run.finished)  # type: ignore[misc]
+                    fresh = run.events[position:]
+                    finished = run.finished
+                position += len(fresh)
+                for event in fresh:
+                    yield event
+                if finished and position >= len(run.events):
+                    return
+        finally:
+            run.listeners -= 1
+            if run.listeners == 0 and not run.finished and not run.detached and run.task is not None:
+                run.task.cancel()
+
+    async def _produce(self, run: Run, text: str, language: str | None, mode: str) -> None:
+        await run_in_threadpool(self.store.set_status, run.analysis_id, "running")
+        try:
+            try:
+                async for event in self.analyzer.analyze(text, language, mode, analysis_id=run.analysis_id):
+                    await self._publish(run, stored(event))
+            except UneraseError as exc:
+                # the input was checked before the analysis was created, so this is rare (a
+                # vocabulary reloaded without a language, say); it still ends the stream properly
+                await self._publish(run, stored(ErrorEvent(exc.code, exc.message, "input")))
+                await self._publish(run, stored(Done(0.0, cached=False)))
+            await run_in_threadpool(self.store.save_result, run.analysis_id, run.events)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await run_in_threadpool(self.store.set_status, run.analysis_id, "pending")
+            raise
+        except Exception:
+            log.exception("analysis %s failed", run.analysis_id)
+            with contextlib.suppress(Exception):
+                await run_in_threadpool(self.store.set_status, run.analysis_id, "failed")
+            if not run.events or run.events[-1]["type"] != "done":
+                await self._publish(run, stored(ErrorEvent("internal-error", "the analysis failed", "server")))
+                await self._publish(run, stored(Done(0.0, cached=False)))
+        finally:
+            async with run.changed:
+                run.finished = True
+                run.changed.notify_all()
+            if self._runs.get(run.analysis_id) is run:
+                del self._runs[run.analysis_id]
+
+    async def _publish(self, run: Run, event: StoredEvent) -> None:
+        async with run.changed:
+            run.events.append(event)
+            run.changed.notify_all()
+
+    async def shutdown(self) -> None:
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

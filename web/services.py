@@ -1,0 +1,114 @@
+"""Everything a request needs, built once in the app's lifespan (never at import time)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
+from engine.cache import SQLiteCache
+from engine.detector import Detector
+from engine.errors import InputTooLarge, InvalidText, UneraseError, UnsupportedLanguage
+from engine.llm.backend import LLMBackend
+from engine.vocabulary.loader import load_vocabularies
+from web.db import make_engine
+from web.examples import Example, load_examples
+from web.ratelimit import RateLimiter
+from web.runs import Runs
+from web.settings import LLMSettings, Settings
+from web.store import Store
+
+
+def build_backend(llm: LLMSettings, settings: Settings) -> LLMBackend | None:
+    if llm.backend == "none":
+        return None
+    if not llm.model:
+        raise UneraseError(f"llm backend '{llm.backend}' needs a model: set UNERASE_LLM_MODEL (a .gguf file or a name)")
+    if llm.backend == "llama-cpp":
+        from engine.llm.llama_cpp_backend import LlamaCppBackend
+
+        return LlamaCppBackend(llm.model, n_threads=llm.threads)
+    from engine.llm.openai_backend import OpenAIBackend
+
+    return OpenAIBackend(
+        llm.model,
+        base_url=llm.base_url,
+        api_key=llm.api_key,
+        timeout=settings.llm_timeout,
+        max_concurrency=settings.llm_concurrency,
+    )
+
+
+def build_router(settings: Settings) -> BackendRouter:
+    return BackendRouter(
+        default=build_backend(settings.llm_for(None), settings),
+        per_language={lang: b for lang, llm in settings.llm_languages.items() if (b := build_backend(llm, settings))},
+    )
+
+
+@dataclass
+class Services:
+    settings: Settings
+    detector: Detector
+    analyzer: Analyzer
+    store: Store
+    runs: Runs
+    limiter: RateLimiter
+    examples: tuple[Example, ...] = field(default=())
+    version: str = "0.1.0"
+    batch_wake: asyncio.Event | None = None  # set when a job is queued, so the batch worker starts at once
+
+    @classmethod
+    def build(cls, settings: Settings, backends: BackendRouter | None = None) -> Services:
+        """Blocking (loads vocabularies, compiles indexes, opens the database): call it in a thread."""
+        detector = Detector(load_vocabularies(settings.vocabularies), cache_dir=settings.cache_dir)
+        for language in detector.languages:
+            detector.index(language)  # compile every language once, before the first request
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        analyzer = Analyzer(
+            detector,
+            backends if backends is not None else build_router(settings),
+            cache=SQLiteCache(settings.data_dir / "llm-cache.sqlite"),
+            config=AnalyzerConfig(
+                mode=settings.mode,
+                concurrency=settings.llm_concurrency,
+                timeout=settings.llm_timeout,
+                threshold=settings.threshold,
+            ),
+        )
+        store = Store(make_engine(settings.resolved_database_url))
+        store.reset_unfinished_analyses()
+        limiter = RateLimiter(settings.rate_limit_per_minute)
+        examples = tuple(e for e in load_examples() if e.lang in detector.languages)
+        return cls(settings, detector, analyzer, store, Runs(analyzer, store), limiter, examples)
+
+    def status_line(self) -> dict[str, Any]:
+        """What the pages say is active: mode, vocabularies, model."""
+        vocabulary = self.detector.vocabulary
+        models = [b.model_id for b in self.analyzer.backends.all()]
+        return {
+            "mode": self.mode_description(),
+            "vocabularies": f"{len(vocabulary.issues):,} entries in {', '.join(self.detector.languages)}",
+            "vocabulary_version": vocabulary.version[:12],
+            "models": ", ".join(models) or "none",
+        }
+
+    def mode_description(self) -> str:
+        models = [b.model_id for b in self.analyzer.backends.all()]
+        if not models:
+            return "vocabulary only (no LLM configured)"
+        return f"{self.settings.mode} mode with {', '.join(models)}"
+
+    def check_text(self, text: str, language: str | None) -> None:
+        """Reject what cannot be analysed before anything is stored, naming what is accepted."""
+        limit = self.settings.max_text_chars
+        if len(text) > limit:
+            raise InputTooLarge(f"the text has {len(text):,} characters; at most {limit:,} are accepted")
+        if not text.strip():
+            raise InvalidText("the text is empty or only whitespace; give at least one word to analyse")
+        if language and language not in self.detector.languages:
+            raise UnsupportedLanguage(
+                f"language '{language}' is not supported; supported: {', '.join(self.detector.languages)} "
+                "(or leave it out to detect the language)"
+            )
