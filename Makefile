@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test lint bench bench-matcher bench-llm clean
+.PHONY: setup serve test e2e lint bench bench-matcher bench-llm clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,9 +20,13 @@ serve: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
+# Only the browser tests (they also run in `make test`); screenshots land in e2e/artifacts/.
+e2e: $(STAMP)
+	$(PY) -m pytest e2e
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check engine web tests benchmarks
-	$(VENV)/bin/ruff format --check engine web tests benchmarks
+	$(VENV)/bin/ruff check engine web tests benchmarks e2e
+	$(VENV)/bin/ruff format --check engine web tests benchmarks e2e
 	$(VENV)/bin/mypy engine web
 
 bench: bench-matcher bench-llm

@@ -1,0 +1,201 @@
+"""Fixtures for the browser tests.
+
+The app runs as `python -m web` on a free port in a subprocess, configured only through UNERASE_* variables,
+the way a user starts it. Playwright drives Debian's /usr/bin/chromium (no downloaded browser). Every test
+leaves a screenshot in e2e/artifacts/<test name>.png, passed or failed, for CI to keep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+E2E = Path(__file__).resolve().parent
+PROJECT = E2E.parent
+ARTIFACTS = E2E / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+STARTUP_SECONDS = 60.0
+MISSING_CHROMIUM = (
+    f"the e2e tests need Debian's chromium at {CHROMIUM} (apt-get install chromium); "
+    "they are skipped outside CI and fail under CI (environment variable CI set)"
+)
+
+StartServer = Callable[[Mapping[str, str] | None], str]
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Hooks in a conftest see every collected item, not only those under its folder, hence the path check.
+    skip = None if CHROMIUM.exists() or _in_ci() else pytest.mark.skip(reason=MISSING_CHROMIUM)
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+            if skip is not None:
+                item.add_marker(skip)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# A proxy configured on the machine must not come between the tests and a server on the loopback address.
+_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@dataclass(frozen=True)
+class ServerProcess:
+    """One `python -m web` subprocess; its output goes to files so a chatty server never blocks on a full pipe."""
+
+    base_url: str
+    process: subprocess.Popen[bytes]
+    stdout: Path
+    stderr: Path
+
+    def output(self, limit: int = 6000) -> str:
+        sections = []
+        for label, path in (("stderr", self.stderr), ("stdout", self.stdout)):
+            text = path.read_text(errors="replace")
+            shown = text if len(text) <= limit else "…" + text[-limit:]
+            sections.append(f"--- server {label} ---\n{shown.rstrip() or '(empty)'}")
+        return "\n".join(sections)
+
+    def problem(self) -> str | None:
+        """None when GET / answers 200, otherwise what it did instead."""
+        try:
+            with _direct.open(self.base_url + "/", timeout=2) as response:
+                return None if response.status == 200 else f"HTTP {response.status}"
+        except urllib.error.HTTPError as error:
+            error.close()
+            return f"HTTP {error.code}"
+        except OSError as error:  # URLError, refused and reset connections, timeouts
+            return repr(error)
+
+    def wait_until_ready(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        problem: str | None = "no request made"
+        while time.monotonic() < deadline:
+            code = self.process.poll()
+            if code is not None:
+                pytest.fail(
+                    f"`python -m web` exited with code {code} before serving {self.base_url}/\n{self.output()}",
+                    pytrace=False,
+                )
+            problem = self.problem()
+            if problem is None:
+                return
+            time.sleep(0.2)
+        self.stop()
+        pytest.fail(
+            f"`python -m web` did not answer GET {self.base_url}/ with 200 within {seconds:.0f} s "
+            f"(last: {problem})\n{self.output()}",
+            pytrace=False,
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture(scope="session")
+def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartServer]:
+    """Start another server with `extra_env` on top of the test settings; returns its base URL.
+
+    Servers run until the end of the session. They share one lemma cache, so only the first pays for it.
+    """
+    cache_dir = tmp_path_factory.mktemp("e2e-cache")
+    started: list[ServerProcess] = []
+
+    def start(extra_env: Mapping[str, str] | None = None) -> str:
+        home = tmp_path_factory.mktemp("e2e-server")
+        (home / "data").mkdir()
+        port = _free_port()
+        # Inherited UNERASE_* variables are dropped so a developer's shell cannot change what the tests see.
+        env = {name: value for name, value in os.environ.items() if not name.startswith("UNERASE_")}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")]))
+        env.update(
+            UNERASE_HOST="127.0.0.1",
+            UNERASE_PORT=str(port),
+            UNERASE_DATA_DIR=str(home / "data"),
+            UNERASE_CACHE_DIR=str(cache_dir),
+            UNERASE_RATE_LIMIT_PER_MINUTE="100000",
+        )
+        env.update(extra_env or {})
+        stdout, stderr = home / "stdout.log", home / "stderr.log"
+        with stdout.open("wb") as out, stderr.open("wb") as err:
+            # cwd is the server's own folder so that a .env file in the project is not read either.
+            process = subprocess.Popen([sys.executable, "-m", "web"], cwd=home, env=env, stdout=out, stderr=err)
+        server = ServerProcess(f"http://127.0.0.1:{port}", process, stdout, stderr)
+        started.append(server)
+        server.wait_until_ready(STARTUP_SECONDS)
+        return server.base_url
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def server(start_server: StartServer) -> str:
+    """Base URL (no trailing slash) of a server with the default test settings."""
+    return start_server(None)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    # Reached without chromium only under CI (elsewhere the tests were skipped at collection): a failure there.
+    if not CHROMIUM.exists():
+        pytest.fail(MISSING_CHROMIUM, pytrace=False)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A page in a fresh browser context (no cookies or storage from other tests), screenshotted afterwards."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        try:
+            ARTIFACTS.mkdir(exist_ok=True)
+            name = re.sub(r"[^\w.-]+", "_", request.node.name)
+            page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
+        finally:
+            context.close()
