@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,11 +17,15 @@ from web.settings import Settings
 from .conftest import FIXTURES
 
 
+# compiled lemma keys are shared by every app the tests build (they depend only on the vocabulary)
+LEMMA_CACHE = Path(tempfile.mkdtemp(prefix="unerase-test-lemmas-"))
+
+
 def settings(tmp: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "vocabularies": [FIXTURES / "vocab"],
         "data_dir": tmp / "data",
-        "cache_dir": tmp / "cache",
+        "cache_dir": LEMMA_CACHE,
         "rate_limit_per_minute": 0,
         "max_text_chars": 2_000,
     }

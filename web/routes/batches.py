@@ -243,7 +243,7 @@ async def job_page(request: Request, job_id: str, services: ServicesDep, templat
 async def job_stream(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
     """The progress bar as HTML fragments over SSE, ending with `done` (links to the report)."""
     job, _ = await load_job(services, job_id)
-    macros: Any = templates.env.get_template("batch.html").module
+    macros: Any = templates.env.get_template("_batch.html").module
 
     async def events() -> AsyncIterator[tuple[int, ServerSentEvent]]:
         number = 0

@@ -1,0 +1,133 @@
+"""Storage on a real SQLite file and a real PostgreSQL server: the same tests, both databases."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlmodel import Session, select
+
+from web.db import make_engine
+from web.models import AnalysisRecord, BatchJob, BatchRow, DecisionRecord, HitRecord, VerdictRecord
+from web.store import Store
+
+from .postgres import database_url_or_skip, fresh_schema_url
+
+EVENTS = [
+    {"type": "analysis", "data": {"language": "en", "analysis_id": "a1"}},
+    {
+        "type": "hit",
+        "data": {
+            "id": "h1",
+            "start": 2,
+            "end": 8,
+            "surface": "faggot",
+            "term": "faggot",
+            "term_id": "t1",
+            "issue_id": "i1",
+            "categories": ["sexual-orientation"],
+            "ambiguous": False,
+            "obfuscated": False,
+        },
+    },  # fmt: skip
+    {
+        "type": "verdict",
+        "data": {
+            "hit_id": "h1",
+            "status": "contentious",
+            "confidence": 0.9,
+            "decided_by": "vocabulary",
+            "explanation": "an insult",
+        },
+    },  # fmt: skip
+    {
+        "type": "decision",
+        "data": {
+            "label": "flagged",
+            "severity": "moderate",
+            "confidence": 0.9,
+            "categories": ["sexual-orientation"],
+            "reasons": ["1 contentious term(s)"],
+        },
+    },  # fmt: skip
+    {"type": "done", "data": {"elapsed_ms": 3.5, "cached": False, "llm_calls": 0}},
+]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        engine = make_engine(f"sqlite:///{tmp_path / 'unerase.db'}")
+        yield Store(engine)
+        engine.dispose()
+        return
+    with fresh_schema_url(database_url_or_skip()) as schema:
+        engine = make_engine(schema.url)
+        yield Store(engine)
+        engine.dispose()
+
+
+def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'nested' / 'unerase.db'}")
+    with engine.connect() as connection:
+        assert connection.execute(text("PRAGMA journal_mode")).scalar_one() == "wal"
+    assert (tmp_path / "nested" / "unerase.db").exists()
+
+
+def test_an_analysis_is_stored_with_its_rows_and_saving_twice_replaces(store: Store) -> None:
+    store.create_analysis(AnalysisRecord(id="a1", text="a faggot", requested_language="en"))
+    assert store.analysis("a1").status == "pending"  # type: ignore[union-attr]
+    store.save_result("a1", EVENTS)
+    store.save_result("a1", EVENTS)
+    record = store.analysis("a1")
+    assert record is not None and record.status == "complete" and record.language == "en"
+    assert json.loads(record.events) == EVENTS and record.elapsed_ms == 3.5
+    with Session(store.engine) as session:
+        hits = session.exec(select(HitRecord)).all()
+        verdicts = session.exec(select(VerdictRecord)).all()
+        decision = session.get(DecisionRecord, "a1")
+    assert [(h.hit_id, h.start, h.end, h.categories) for h in hits] == [("h1", 2, 8, "sexual-orientation")]
+    assert [(v.status, v.decided_by) for v in verdicts] == [("contentious", "vocabulary")]
+    assert decision is not None and decision.label == "flagged" and json.loads(decision.reasons)
+    assert store.analysis("missing") is None
+
+
+def test_unfinished_analyses_go_back_to_pending(store: Store) -> None:
+    store.create_analysis(AnalysisRecord(id="r1", text="x", status="running"))
+    store.create_analysis(AnalysisRecord(id="c1", text="x", status="complete"))
+    assert store.reset_unfinished_analyses() == 1
+    assert store.analysis("r1").status == "pending"  # type: ignore[union-attr]
+    assert store.analysis("c1").status == "complete"  # type: ignore[union-attr]
+
+
+def _rows(job_id: str, count: int) -> Iterator[BatchRow]:
+    for line in range(2, count + 2):
+        if line == 5:
+            yield BatchRow(job_id=job_id, line=line, record_id=str(line), status="error", error="empty text")
+        else:
+            yield BatchRow(job_id=job_id, line=line, record_id=f"r{line}", text=f"text {line}")
+
+
+def test_batch_rows_are_written_once_and_counted(store: Store) -> None:
+    total = store.create_job(BatchJob(id="j1", filename="f.csv", format="csv"), _rows("j1", 2_500), chunk=1_000)
+    assert total == 2_500 and store.job("j1").total_rows == 2_500  # type: ignore[union-attr]
+    assert store.unfinished_jobs() == ["j1"]
+    first = store.pending_rows("j1", 0, 10)
+    assert [r.line for r in first] == [2, 3, 4, 6, 7, 8, 9, 10, 11, 12]  # line 5 is an error row
+    store.save_rows([(r.id, "done", "flagged", '{"n": 1}', None) for r in first])  # type: ignore[misc]
+    store.save_rows([(first[0].id, "done", "not_flagged", '{"n": 2}', None)])  # type: ignore[list-item]
+    progress = store.progress("j1")
+    assert progress is not None and (progress.done, progress.errors, progress.processed) == (10, 1, 11)
+    rows = list(store.iter_rows("j1", chunk=700))
+    assert len(rows) == 2_500 and [r.line for r in rows[:4]] == [2, 3, 4, 5]
+    assert rows[0].result == '{"n": 1}' and rows[0].label == "flagged"  # the second write was refused
+    after = store.pending_rows("j1", first[-1].id or 0, 5)
+    assert [r.line for r in after] == [13, 14, 15, 16, 17]
+    assert [(r.line, r.error) for r in store.row_errors("j1")] == [(5, "empty text")]
+    store.set_job_status("j1", "complete", {"terms": []})
+    job = store.job("j1")
+    assert job is not None and job.finished_at is not None and json.loads(job.stats or "") == {"terms": []}
+    assert store.unfinished_jobs() == [] and store.progress("nope") is None
