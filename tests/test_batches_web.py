@@ -167,10 +167,9 @@ def test_a_job_survives_a_restart_without_losing_or_repeating_rows(tmp_path: Pat
 
 @pytest.mark.postgres
 def test_the_app_runs_on_postgresql(tmp_path: Path) -> None:
-    with fresh_schema_url(database_url_or_skip()) as schema:
-        with client(tmp_path, database_url=schema.url) as api:
-            analysis = api.post("/api/v1/analyses", json={"text": "a faggot", "lang": "en"}).json()
-            assert api.get(analysis["links"]["self"]).json()["decision"]["label"] == "flagged"
-            job = wait_complete(api, upload(api, "r.csv", csv_upload(12), text_column="body").json()["id"])
-            assert job["processed"] == 12 and job["errors"] == 1
-            api.app.state.services.store.engine.dispose()  # type: ignore[attr-defined]
+    with fresh_schema_url(database_url_or_skip()) as schema, client(tmp_path, database_url=schema.url) as api:
+        analysis = api.post("/api/v1/analyses", json={"text": "a faggot", "lang": "en"}).json()
+        assert api.get(analysis["links"]["self"]).json()["decision"]["label"] == "flagged"
+        job = wait_complete(api, upload(api, "r.csv", csv_upload(12), text_column="body").json()["id"])
+        assert job["processed"] == 12 and job["errors"] == 1
+        api.app.state.services.store.engine.dispose()  # type: ignore[attr-defined]

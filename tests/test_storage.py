@@ -32,7 +32,7 @@ EVENTS = [
             "ambiguous": False,
             "obfuscated": False,
         },
-    },  # fmt: skip
+    },
     {
         "type": "verdict",
         "data": {
@@ -42,7 +42,7 @@ EVENTS = [
             "decided_by": "vocabulary",
             "explanation": "an insult",
         },
-    },  # fmt: skip
+    },
     {
         "type": "decision",
         "data": {
@@ -52,7 +52,7 @@ EVENTS = [
             "categories": ["sexual-orientation"],
             "reasons": ["1 contentious term(s)"],
         },
-    },  # fmt: skip
+    },
     {"type": "done", "data": {"elapsed_ms": 3.5, "cached": False, "llm_calls": 0}},
 ]
 

@@ -16,7 +16,6 @@ from web.settings import Settings
 
 from .conftest import FIXTURES
 
-
 # compiled lemma keys are shared by every app the tests build (they depend only on the vocabulary)
 LEMMA_CACHE = Path(tempfile.mkdtemp(prefix="unerase-test-lemmas-"))
 
