@@ -16,6 +16,7 @@ from engine.analysis import BackendRouter
 from engine.paths import PROJECT_ROOT
 from web import errors
 from web.batches import BatchWorker
+from web.render import install_filters
 from web.routes import analyses, batches, demo
 from web.routes import annotations as annotation_routes
 from web.services import Services
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
         return {"status_line": services.status_line() if services else None}
 
     app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates", context_processors=[status_line])
+    install_filters(app.state.templates.env)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
     for module in (demo, analyses, annotation_routes, batches):
         app.include_router(module.router)

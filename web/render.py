@@ -17,6 +17,18 @@ from sse_starlette import ServerSentEvent
 
 from web.store import StoredEvent
 
+CATEGORY_WORDS = {"migration-colonial-past": "migration and colonial past", "socioeconomic-status": "social class"}
+
+
+def category_words(category: str) -> str:
+    """A category id as the pages say it ("sexual-orientation" -> "sexual orientation")."""
+    return CATEGORY_WORDS.get(category, category.replace("-", " "))
+
+
+def install_filters(env: Environment) -> None:
+    env.filters["category"] = category_words
+
+
 VERDICT_WORDS = {"contentious": "offensive here", "neutral": "neutral use here", "undetermined": "undetermined"}
 
 
