@@ -225,8 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """`parser` lets the web package add its commands (site, ...) to the same `unerase` program."""
+    args = (parser or build_parser()).parse_args(argv)
     try:
         code: int = args.func(args)
         return code

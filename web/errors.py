@@ -6,7 +6,7 @@ validation errors and HTTP errors from Starlette are rewritten in the same shape
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -41,7 +41,18 @@ class RateLimited(UneraseError):
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
-        self.retry_after = retry_after
+        self.headers = {"Retry-After": str(retry_after)}
+
+
+class Unauthorized(UneraseError):
+    status = 401
+    code = "unauthorized"
+    headers: ClassVar[dict[str, str]] = {"WWW-Authenticate": 'Basic realm="unerase admin", charset="UTF-8"'}
+
+
+class Closed(UneraseError):
+    status = 403
+    code = "closed"
 
 
 class UnsupportedMedia(UneraseError):
@@ -62,6 +73,9 @@ def problem(request: Request, status: int, code: str, detail: str, headers: dict
         context: dict[str, Any] = {"status": status, "title": title, "detail": detail}
         page: Response = templates.TemplateResponse(request, "error.html", context, status_code=status, headers=headers)
         return page
+    if request.url.path.startswith("/api/v1/widget/"):
+        # the widget on any page must be able to read why it was refused, to say so in the console
+        headers = {**(headers or {}), "Access-Control-Allow-Origin": "*"}
     body = {"type": f"/problems/{code}", "title": title, "status": status, "detail": detail}
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
@@ -83,8 +97,7 @@ def _describe_validation(exc: RequestValidationError) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(UneraseError)
     async def unerase_error(request: Request, exc: UneraseError) -> Response:
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
-        return problem(request, exc.status, exc.code, exc.message, headers)
+        return problem(request, exc.status, exc.code, exc.message, getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:

@@ -107,3 +107,45 @@ class BatchRow(SQLModel, table=True):
     label: str | None = Field(default=None, max_length=16)
     result: str | None = None  # JSON summary of the analysis
     error: str | None = None
+
+
+class Site(SQLModel, table=True):
+    """A forum that embeds the widget. The key is public (it is in the page); the origins limit who may use it."""
+
+    __tablename__ = "site"
+
+    key: str = Field(primary_key=True, max_length=40)
+    name: str
+    allowed_origins: str = "[]"  # JSON list of origins, e.g. ["https://forum.example"]
+    languages: str = "[]"  # JSON list; empty: every loaded language
+    mode: str = Field(default="fast", max_length=16)
+    threshold: float = 0.5
+    store: bool = True  # False: texts and results are kept in memory only, never written to the database
+    show_checked: bool = False
+    rate_limit_per_minute: int = 120
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class WidgetResult(SQLModel, table=True):
+    """Which analysis answers a post, keyed by content and configuration, so nothing is analysed twice."""
+
+    __tablename__ = "widget_result"
+
+    cache_key: str = Field(primary_key=True, max_length=64)
+    site_key: str = Field(foreign_key="site.key", index=True, max_length=40)
+    analysis_id: str = Field(foreign_key="analysis.id", max_length=32)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Feedback(SQLModel, table=True):
+    """A reader's "Helpful" / "This is wrong" on a widget explanation, kept for moderators."""
+
+    __tablename__ = "feedback"
+
+    id: int | None = Field(default=None, primary_key=True)
+    site_key: str = Field(foreign_key="site.key", index=True, max_length=40)
+    analysis_id: str = Field(max_length=32, index=True)
+    post_id: str = Field(default="", max_length=200)
+    helpful: bool
+    comment: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)

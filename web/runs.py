@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -32,10 +33,15 @@ def stored(event: Event) -> StoredEvent:
     return {"type": event.type, "data": event.to_dict()}
 
 
+MEMORY_ANALYSES = 5_000
+
+
 @dataclass
 class Run:
     analysis_id: str
     detached: bool = False
+    persist: bool = True  # False for no-store sites: the finished stream is kept in memory only
+    record: AnalysisRecord | None = None
     events: list[StoredEvent] = field(default_factory=list)
     finished: bool = False
     listeners: int = 0
@@ -48,6 +54,8 @@ class Runs:
         self.analyzer = analyzer
         self.store = store
         self._runs: dict[str, Run] = {}
+        # finished analyses that must not be stored (no-store sites), newest last, bounded
+        self.memory: OrderedDict[str, tuple[AnalysisRecord, list[StoredEvent]]] = OrderedDict()
 
     def running(self, analysis_id: str) -> bool:
         return analysis_id in self._runs
@@ -55,17 +63,31 @@ class Runs:
     def current(self, analysis_id: str) -> Run | None:
         return self._runs.get(analysis_id)
 
-    def start(self, analysis_id: str, text: str, language: str | None, mode: str, *, detached: bool = False) -> Run:
+    def start(
+        self,
+        analysis_id: str,
+        text: str,
+        language: str | None,
+        mode: str,
+        *,
+        detached: bool = False,
+        persist: bool = True,
+    ) -> Run:
         run = self._runs.get(analysis_id)
         if run is None or run.task is None or run.task.cancelling() or run.task.done():
             # a run being cancelled (its last listener just left) is not joined: a new one starts
-            run = self._runs[analysis_id] = Run(analysis_id, detached=detached)
-            run.task = asyncio.create_task(self._produce(run, text, language, mode))
+            record = AnalysisRecord(id=analysis_id, text=text, requested_language=language, mode=mode)
+            run = self._runs[analysis_id] = Run(analysis_id, detached=detached, persist=persist, record=record)
+            run.task = asyncio.create_task(self._produce(run, record))
         run.detached = run.detached or detached
         return run
 
     async def events_of(self, record: AnalysisRecord, *, detached: bool = False) -> AsyncIterator[StoredEvent]:
         """A finished analysis replayed from the database, or its run followed (started if needed)."""
+        if record.id in self.memory:
+            for event in self.memory[record.id][1]:
+                yield event
+            return
         if record.status != "complete" and not self.running(record.id):
             latest: AnalysisRecord | None = await run_in_threadpool(self.store.analysis, record.id)
             record = latest or record  # it may have finished a moment ago
@@ -97,26 +119,36 @@ class Runs:
             if run.listeners == 0 and not run.finished and not run.detached and run.task is not None:
                 run.task.cancel()
 
-    async def _produce(self, run: Run, text: str, language: str | None, mode: str) -> None:
-        await run_in_threadpool(self.store.set_status, run.analysis_id, "running")
+    async def _produce(self, run: Run, record: AnalysisRecord) -> None:
+        if run.persist:
+            await run_in_threadpool(self.store.set_status, run.analysis_id, "running")
         try:
             try:
-                async for event in self.analyzer.analyze(text, language, mode, analysis_id=run.analysis_id):
+                events = self.analyzer.analyze(record.text, record.requested_language, record.mode, run.analysis_id)
+                async for event in events:
                     await self._publish(run, stored(event))
             except UneraseError as exc:
                 # the input was checked before the analysis was created, so this is rare (a
                 # vocabulary reloaded without a language, say); it still ends the stream properly
                 await self._publish(run, stored(ErrorEvent(exc.code, exc.message, "input")))
                 await self._publish(run, stored(Done(0.0, cached=False)))
-            await run_in_threadpool(self.store.save_result, run.analysis_id, run.events)
+            if run.persist:
+                await run_in_threadpool(self.store.save_result, run.analysis_id, run.events)
+            else:
+                record.status = "complete"
+                self.memory[run.analysis_id] = (record, run.events)
+                while len(self.memory) > MEMORY_ANALYSES:
+                    self.memory.popitem(last=False)
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await run_in_threadpool(self.store.set_status, run.analysis_id, "pending")
+            if run.persist:
+                with contextlib.suppress(Exception):
+                    await run_in_threadpool(self.store.set_status, run.analysis_id, "pending")
             raise
         except Exception:
             log.exception("analysis %s failed", run.analysis_id)
-            with contextlib.suppress(Exception):
-                await run_in_threadpool(self.store.set_status, run.analysis_id, "failed")
+            if run.persist:
+                with contextlib.suppress(Exception):
+                    await run_in_threadpool(self.store.set_status, run.analysis_id, "failed")
             if not run.events or run.events[-1]["type"] != "done":
                 await self._publish(run, stored(ErrorEvent("internal-error", "the analysis failed", "server")))
                 await self._publish(run, stored(Done(0.0, cached=False)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
 from engine.cache import SQLiteCache
@@ -14,10 +14,15 @@ from engine.llm.backend import LLMBackend
 from engine.vocabulary.loader import load_vocabularies
 from web.db import make_engine
 from web.examples import Example, load_examples
+from web.forum import Thread, load_thread
 from web.ratelimit import RateLimiter
 from web.runs import Runs
 from web.settings import LLMSettings, Settings
+from web.sites import Sites
 from web.store import Store
+
+if TYPE_CHECKING:
+    from web.widget import Widget
 
 
 def build_backend(llm: LLMSettings, settings: Settings) -> LLMBackend | None:
@@ -58,6 +63,10 @@ class Services:
     examples: tuple[Example, ...] = field(default=())
     version: str = "0.1.0"
     batch_wake: asyncio.Event | None = None  # set when a job is queued, so the batch worker starts at once
+    sites: Sites = field(init=False)
+    widget: Widget = field(init=False)
+    script: Any = None  # widget.js, read on first request
+    forum: Thread | None = None
 
     @classmethod
     def build(cls, settings: Settings, backends: BackendRouter | None = None) -> Services:
@@ -81,7 +90,14 @@ class Services:
         store.reset_unfinished_analyses()
         limiter = RateLimiter(settings.rate_limit_per_minute)
         examples = tuple(e for e in load_examples() if e.lang in detector.languages)
-        return cls(settings, detector, analyzer, store, Runs(analyzer, store), limiter, examples)
+        services = cls(settings, detector, analyzer, store, Runs(analyzer, store), limiter, examples)
+        services.forum = load_thread()
+        services.sites = Sites(store)
+        services.sites.ensure_demo()
+        from web.widget import Widget  # it builds on Services
+
+        services.widget = Widget(services)
+        return services
 
     def status_line(self) -> dict[str, Any]:
         """What the pages say is active: mode, vocabularies, model."""

@@ -78,6 +78,13 @@ class Settings(BaseSettings):
     trust_forwarded_for: bool = Field(
         default=False, description="Take the client IP from X-Forwarded-For (only behind a trusted proxy)."
     )
+    admin_token: str | None = Field(
+        default=None,
+        description="Secret for the admin pages and API (sites, feedback); unset: they are closed.",
+    )
+    widget_wait_seconds: float = Field(
+        default=3.0, description="How long a widget check waits for analyses before answering with what is ready."
+    )
     host: str = Field(default="127.0.0.1", description="Address `make serve` binds to.")
     port: int = Field(default=8000, description="Port `make serve` listens on.")
 

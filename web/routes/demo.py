@@ -13,6 +13,7 @@ from web.render import HTMLStream, segments
 from web.results import fold
 from web.routes.analyses import create_record, finished_events, load_record
 from web.services import Services
+from web.sites import DEMO_SITE
 from web.sse import last_event_id, numbered, respond
 
 router = APIRouter(include_in_schema=False)
@@ -46,6 +47,21 @@ def demo(request: Request, services: ServicesDep, templates: TemplatesDep, examp
     if example is not None and 0 <= example < len(services.examples):
         text, lang = services.examples[example].text, services.examples[example].lang
     return templates.TemplateResponse(request, "demo.html", form_context(services, text, lang))
+
+
+FORUM_CSP = (
+    # the widget styles its own shadow root with a <style> element: inline styles allowed here, never scripts
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+@router.get("/demo/forum", response_class=HTMLResponse)
+def forum(request: Request, services: ServicesDep, templates: TemplatesDep, site: str = DEMO_SITE) -> Response:
+    """A forum thread written by the team, with the widget embedded as any forum would embed it."""
+    response = templates.TemplateResponse(request, "forum.html", {"thread": services.forum, "site_key": site})
+    response.headers["Content-Security-Policy"] = FORUM_CSP
+    return response
 
 
 @router.post("/", response_class=HTMLResponse, dependencies=[RateLimit])

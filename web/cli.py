@@ -1,0 +1,126 @@
+"""The `unerase` program: the engine's commands plus those that need the web app's database.
+
+unerase site add --name NAME [--origin URL ...] [--lang xx ...] [--mode fast|thorough] [--threshold T]
+                 [--no-store] [--show-checked] [--rate-limit N]
+unerase site list [--json]
+unerase site update KEY [the same options; --store / --no-store, --show-checked / --hide-checked]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from sqlmodel import Session
+
+from engine.cli import build_parser
+from engine.cli import main as engine_main
+from engine.errors import UneraseError
+from web.db import make_engine
+from web.models import Site
+from web.settings import get_settings
+from web.sites import Sites, new_key, normalise_origin, parse_list, site_to_dict
+from web.store import Store
+
+
+def _sites() -> Sites:
+    return Sites(Store(make_engine(get_settings().resolved_database_url)))
+
+
+def _apply(site: Site, args: argparse.Namespace) -> Site:
+    if args.name is not None:
+        site.name = args.name
+    if args.origin is not None:
+        site.allowed_origins = json.dumps([normalise_origin(o) for o in parse_list(args.origin)])
+    if args.lang is not None:
+        site.languages = json.dumps(parse_list(args.lang))
+    if args.mode is not None:
+        site.mode = args.mode
+    if args.threshold is not None:
+        if not 0.0 <= args.threshold <= 1.0:
+            raise UneraseError(f"--threshold {args.threshold} is outside 0..1")
+        site.threshold = args.threshold
+    if args.store is not None:
+        site.store = args.store
+    if args.show_checked is not None:
+        site.show_checked = args.show_checked
+    if args.rate_limit is not None:
+        site.rate_limit_per_minute = args.rate_limit
+    return site
+
+
+def _print(site: Site) -> None:
+    data: dict[str, Any] = site_to_dict(site)
+    print(json.dumps(data, ensure_ascii=False))
+
+
+def cmd_site_add(args: argparse.Namespace) -> int:
+    if not args.name:
+        raise UneraseError("a site needs a name: --name NAME")
+    site = _sites().save(_apply(Site(key=new_key(), name=args.name), args))
+    _print(site)
+    print(f'embed: <script src="https://YOUR-UNERASE-HOST/widget.js" data-site="{site.key}" async></script>',
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def cmd_site_list(args: argparse.Namespace) -> int:
+    for site in _sites().all():
+        if args.json:
+            _print(site)
+        else:
+            origins = ", ".join(site_to_dict(site)["allowed_origins"]) or "(this server only)"
+            print(f"{site.key}\t{site.name}\t{site.mode}\tτ={site.threshold}\t{origins}")
+    return 0
+
+
+def cmd_site_update(args: argparse.Namespace) -> int:
+    sites = _sites()
+    with Session(sites.store.engine, expire_on_commit=False) as session:
+        site = session.get(Site, args.key)
+    if site is None:
+        raise UneraseError(f"no site has the key '{args.key}'; `unerase site list` shows them")
+    _print(sites.save(_apply(site, args)))
+    return 0
+
+
+def _site_options(parser: argparse.ArgumentParser, adding: bool) -> None:
+    parser.add_argument("--name", required=adding)
+    parser.add_argument("--origin", action="append", help="allowed origin, e.g. https://forum.example (repeatable)")
+    parser.add_argument("--lang", action="append", help="language the site uses (repeatable; default: all)")
+    parser.add_argument("--mode", choices=["fast", "thorough"])
+    parser.add_argument("--threshold", type=float, help="confidence below which a flag becomes needs_review")
+    parser.add_argument("--store", dest="store", action="store_true", default=None, help="store texts and results")
+    parser.add_argument("--no-store", dest="store", action="store_false", help="keep texts and results in memory only")
+    parser.add_argument("--show-checked", dest="show_checked", action="store_true", default=None)
+    parser.add_argument("--hide-checked", dest="show_checked", action="store_false")
+    parser.add_argument("--rate-limit", type=int, help="requests per minute per reader")
+
+
+def build_full_parser() -> argparse.ArgumentParser:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    site = commands.add_parser("site", help="register and configure the sites that embed the widget")
+    ssub = site.add_subparsers(dest="site_command", required=True)
+    add = ssub.add_parser("add", help="register a site; prints its key")
+    _site_options(add, adding=True)
+    add.set_defaults(func=cmd_site_add)
+    listing = ssub.add_parser("list", help="the registered sites")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=cmd_site_list)
+    update = ssub.add_parser("update", help="change a site's settings")
+    update.add_argument("key")
+    _site_options(update, adding=False)
+    update.set_defaults(func=cmd_site_update)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return engine_main(argv, build_full_parser())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The demo forum thread shown on /demo/forum, with the unerase widget beside each post (web/forum.yaml).
+
+Like the demo examples, the thread is hand-curated data, so it is checked strictly when loaded: a
+misspelt key, an unknown language or a duplicated post id should stop the app at start-up rather than
+render a broken demo page. Each post also declares what the vocabulary pipeline is expected to find
+in it (`expect`), so the tests can keep the thread honest as the vocabularies change.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from engine.errors import UneraseError
+from web.examples import DEMO_LANGUAGES
+
+DEFAULT_PATH = Path(__file__).with_name("forum.yaml")
+THREAD_KEYS = frozenset({"title", "lang", "posts"})
+POST_KEYS = frozenset({"id", "author", "when", "lang", "expect", "text"})
+# What the vocabulary pipeline should find in a post: a non-ambiguous term, only ambiguous terms, or nothing.
+EXPECTATIONS = ("flagged", "ambiguous", "clean")
+# Post ids end up in HTML id attributes and URL fragments, so they are kept to a plain slug.
+POST_ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+class ForumError(UneraseError):
+    """The forum thread file is missing or malformed; a deployment problem, not a user's mistake."""
+
+    status = 500
+    code = "invalid-forum"
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    id: str
+    author: str
+    when: str
+    lang: str
+    text: str
+    expect: str
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    title: str
+    lang: str
+    posts: tuple[Post, ...]
+
+
+def load_thread(path: Path = DEFAULT_PATH) -> Thread:
+    """Read and validate the thread file; raise ForumError naming the file, post and problem."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ForumError(
+            f"{path}: cannot be read ({error.strerror}); give the path of a forum thread YAML file"
+        ) from None
+    except yaml.YAMLError as error:
+        raise ForumError(f"{path}: is not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise ForumError(f"{path}: must be a mapping with the keys {', '.join(sorted(THREAD_KEYS))}")
+    _check_keys(data, THREAD_KEYS, str(path))
+    title, lang = _string(data, "title", str(path)), _language(data, str(path))
+    if not isinstance(data["posts"], list) or not data["posts"]:
+        raise ForumError(f"{path}: 'posts' must be a non-empty list of posts, got {data['posts']!r}")
+    posts = tuple(_post(entry, f"{path}: post {number}") for number, entry in enumerate(data["posts"], 1))
+    seen: set[str] = set()
+    for number, post in enumerate(posts, 1):
+        if post.id in seen:
+            raise ForumError(f"{path}: post {number}: the id '{post.id}' is already used; post ids must be unique")
+        seen.add(post.id)
+    return Thread(title=title, lang=lang, posts=posts)
+
+
+def _post(entry: object, where: str) -> Post:
+    if not isinstance(entry, dict):
+        raise ForumError(f"{where}: must be a mapping with the keys {', '.join(sorted(POST_KEYS))}")
+    _check_keys(entry, POST_KEYS, where)
+    post_id = _string(entry, "id", where)
+    if not POST_ID_RE.fullmatch(post_id):
+        raise ForumError(
+            f"{where}: invalid id '{post_id}'; use lowercase letters and digits separated by single hyphens"
+        )
+    expect = _string(entry, "expect", where)
+    if expect not in EXPECTATIONS:
+        raise ForumError(f"{where}: unknown expect '{expect}'; accepted: {', '.join(EXPECTATIONS)}")
+    return Post(
+        id=post_id,
+        author=_string(entry, "author", where),
+        when=_when(entry, where),
+        lang=_language(entry, where),
+        text=_string(entry, "text", where),
+        expect=expect,
+    )
+
+
+def _check_keys(mapping: dict[object, object], accepted: frozenset[str], where: str) -> None:
+    unknown = set(map(str, mapping)) - accepted
+    missing = accepted - set(map(str, mapping))
+    if unknown or missing:
+        problems = [f"unknown key(s) {', '.join(sorted(unknown))}"] if unknown else []
+        problems += [f"missing key(s) {', '.join(sorted(missing))}"] if missing else []
+        raise ForumError(f"{where}: {'; '.join(problems)}; accepted keys: {', '.join(sorted(accepted))}")
+
+
+def _string(mapping: dict[object, object], key: str, where: str) -> str:
+    value = mapping[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ForumError(f"{where}: '{key}' must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _when(mapping: dict[object, object], where: str) -> str:
+    # YAML reads an unquoted ISO timestamp as a datetime; keep it, in ISO form, rather than make curators quote it.
+    value = mapping["when"]
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return _string(mapping, "when", where)
+
+
+def _language(mapping: dict[object, object], where: str) -> str:
+    lang = _string(mapping, "lang", where)
+    if lang not in DEMO_LANGUAGES:
+        raise ForumError(f"{where}: unknown language '{lang}'; accepted: {', '.join(DEMO_LANGUAGES)}")
+    return lang

@@ -1,0 +1,171 @@
+"""Registering sites for the widget, and reading readers' feedback: admin API and page.
+
+Closed unless `admin_token` is set. The API takes `Authorization: Bearer TOKEN`; the page takes
+HTTP Basic (any user name, the token as password), and its forms carry a CSRF token derived from
+the admin token, so another site cannot post them with the browser's stored credentials.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from engine.errors import UneraseError
+from web.deps import ServicesDep, TemplatesDep
+from web.errors import Closed, NotFound, Unauthorized
+from web.models import Site, iso
+from web.routes.analyses import PROBLEM_RESPONSES
+from web.services import Services
+from web.sites import new_key, normalise_origin, parse_list, site_to_dict
+
+router = APIRouter(tags=["admin"])
+
+
+def require_admin(request: Request, services: ServicesDep) -> None:
+    token = services.settings.admin_token
+    if not token:
+        raise Closed("the admin pages and API are closed; set UNERASE_ADMIN_TOKEN to open them")
+    given = ""
+    auth = request.headers.get("authorization", "")
+    if auth.startswith("Bearer "):
+        given = auth[7:]
+    elif auth.startswith("Basic "):
+        try:
+            given = base64.b64decode(auth[6:]).decode("utf-8").partition(":")[2]
+        except ValueError:
+            given = ""
+    if not given or not hmac.compare_digest(given.encode(), token.encode()):
+        raise Unauthorized("this needs the admin token (HTTP Basic password, or Authorization: Bearer TOKEN)")
+
+
+Admin = Depends(require_admin)
+
+
+def csrf_token(services: Services) -> str:
+    secret = (services.settings.admin_token or "").encode()
+    return hmac.new(secret, b"unerase admin form", hashlib.sha256).hexdigest()
+
+
+def check_csrf(services: Services, given: str) -> None:
+    if not hmac.compare_digest(given.encode(), csrf_token(services).encode()):
+        raise Closed("the form's security token is missing or wrong; reload the admin page and try again")
+
+
+class SiteFields(BaseModel):
+    name: str | None = Field(default=None, max_length=200)
+    allowed_origins: list[str] | None = Field(default=None, description='e.g. ["https://forum.example"]')
+    languages: list[str] | None = Field(default=None, description="Empty: every loaded language.")
+    mode: Literal["fast", "thorough"] | None = None
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    store: bool | None = Field(default=None, description="False: texts and results stay in memory only.")
+    show_checked: bool | None = None
+    rate_limit_per_minute: int | None = Field(default=None, ge=0)
+
+
+def apply(site: Site, fields: SiteFields, services: Services) -> Site:
+    values = fields.model_dump(exclude_none=True)
+    if "allowed_origins" in values:
+        values["allowed_origins"] = json.dumps([normalise_origin(o) for o in values["allowed_origins"]])
+    if "languages" in values:
+        unknown = [code for code in values["languages"] if code not in services.detector.languages]
+        if unknown:
+            raise UneraseError(
+                f"language(s) {', '.join(unknown)} not loaded; loaded: {', '.join(services.detector.languages)}"
+            )
+        values["languages"] = json.dumps(values["languages"])
+    for name, value in values.items():
+        setattr(site, name, value)
+    return site
+
+
+async def load_site(services: Services, key: str) -> Site:
+    site = await run_in_threadpool(services.sites.get, key)
+    if site is None:
+        raise NotFound(f"no site has the key '{key}'")
+    return site
+
+
+# -- API ---------------------------------------------------------------------------------------
+@router.get("/api/v1/sites", dependencies=[Admin], responses=PROBLEM_RESPONSES)
+async def list_sites(services: ServicesDep) -> list[dict[str, Any]]:
+    return [site_to_dict(site) for site in await run_in_threadpool(services.sites.all)]
+
+
+@router.post("/api/v1/sites", status_code=201, dependencies=[Admin], responses=PROBLEM_RESPONSES)
+async def add_site(fields: SiteFields, services: ServicesDep) -> dict[str, Any]:
+    if not fields.name:
+        raise UneraseError("a site needs a name")
+    site = apply(Site(key=new_key(), name=fields.name), fields, services)
+    return site_to_dict(await run_in_threadpool(services.sites.save, site))
+
+
+@router.patch("/api/v1/sites/{key}", dependencies=[Admin], responses=PROBLEM_RESPONSES)
+async def update_site(key: str, fields: SiteFields, services: ServicesDep) -> dict[str, Any]:
+    site = apply(await load_site(services, key), fields, services)
+    return site_to_dict(await run_in_threadpool(services.sites.save, site))
+
+
+@router.get("/api/v1/sites/{key}/feedback", dependencies=[Admin], responses=PROBLEM_RESPONSES)
+async def site_feedback(key: str, services: ServicesDep) -> JSONResponse:
+    await load_site(services, key)
+    items = await run_in_threadpool(services.sites.feedback, key)
+    return JSONResponse(
+        [
+            {
+                "id": f.id,
+                "analysis_id": f.analysis_id,
+                "post_id": f.post_id,
+                "helpful": f.helpful,
+                "comment": f.comment,
+                "created_at": iso(f.created_at),
+            }
+            for f in items
+        ]
+    )
+
+
+# -- page --------------------------------------------------------------------------------------
+@router.get("/admin/sites", response_class=HTMLResponse, dependencies=[Admin], include_in_schema=False)
+async def sites_page(request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
+    sites = [site_to_dict(site) for site in await run_in_threadpool(services.sites.all)]
+    context = {"sites": sites, "csrf": csrf_token(services), "languages": services.detector.languages}
+    return templates.TemplateResponse(request, "admin_sites.html", context)
+
+
+@router.post("/admin/sites", dependencies=[Admin], include_in_schema=False)
+async def sites_form(
+    services: ServicesDep,
+    csrf: Annotated[str, Form()],
+    name: Annotated[str, Form(max_length=200)],
+    origins: Annotated[str, Form()] = "",
+    languages: Annotated[str, Form()] = "",
+    mode: Annotated[Literal["fast", "thorough"], Form()] = "fast",
+    threshold: Annotated[float, Form(ge=0.0, le=1.0)] = 0.5,
+    store: Annotated[bool, Form()] = False,
+    show_checked: Annotated[bool, Form()] = False,
+    rate_limit_per_minute: Annotated[int, Form(ge=0)] = 120,
+    key: Annotated[str, Form()] = "",
+) -> Response:
+    """Adds a site, or updates the one named by `key`."""
+    check_csrf(services, csrf)
+    fields = SiteFields(
+        name=name,
+        allowed_origins=parse_list(origins.split()),
+        languages=parse_list([languages]),
+        mode=mode,
+        threshold=threshold,
+        store=store,
+        show_checked=show_checked,
+        rate_limit_per_minute=rate_limit_per_minute,
+    )
+    site = await load_site(services, key) if key else Site(key=new_key(), name=name)
+    await run_in_threadpool(services.sites.save, apply(site, fields, services))
+    return RedirectResponse("/admin/sites", status_code=303)

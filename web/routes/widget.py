@@ -1,0 +1,175 @@
+"""The widget: its script, and the calls it makes with a site key (CORS limited to the site's origins)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from engine.errors import InputTooLarge, InvalidText
+from engine.paths import PROJECT_ROOT
+from web.deps import ServicesDep
+from web.errors import NotFound
+from web.models import AnalysisRecord, Feedback, Site
+from web.ratelimit import client_address
+from web.routes.analyses import PROBLEM_RESPONSES
+from web.sites import UnknownSite
+from web.sse import json_message, last_event_id, numbered, respond
+from web.widget import MAX_POSTS, Post
+
+router = APIRouter(tags=["widget"])
+SCRIPT = PROJECT_ROOT / "widget" / "unerase-widget.js"
+
+
+class WidgetPost(BaseModel):
+    id: str = Field(max_length=200)
+    text: str
+
+
+class CheckRequest(BaseModel):
+    lang: str | None = Field(default=None, description="The page's language (html lang), if any.")
+    posts: list[WidgetPost] = Field(description=f"1 to {MAX_POSTS} posts.")
+
+
+class FeedbackRequest(BaseModel):
+    analysis_id: str = Field(max_length=32)
+    post_id: str = Field(default="", max_length=200)
+    helpful: bool
+    comment: str | None = Field(default=None, max_length=2_000)
+
+
+def own_origin(request: Request) -> str:
+    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
+
+
+async def allowed_site(site_key: str, request: Request, services: ServicesDep) -> Site:
+    """The site named by the key, if the request comes from one of its origins; counted against its limit."""
+    site = await run_in_threadpool(services.sites.get, site_key)
+    if site is None:
+        raise UnknownSite(f"no site has the key '{site_key}'; register one with `unerase site add`")
+    services.sites.check_origin(site, request.headers.get("origin"), own_origin(request))
+    if request.method != "OPTIONS":
+        services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
+    return site
+
+
+SiteDep = Annotated[Site, Depends(allowed_site)]
+
+
+def cors(response: Response, request: Request) -> Response:
+    origin = request.headers.get("origin")
+    if origin:
+        response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers["Vary"] = "Origin"
+    return response
+
+
+@router.options("/api/v1/widget/{site_key}/{rest:path}", include_in_schema=False)
+async def preflight(site: SiteDep, request: Request) -> Response:
+    response = Response(status_code=204)
+    response.headers.update(
+        {
+            "Access-Control-Allow-Methods": "GET, POST",
+            "Access-Control-Allow-Headers": "Content-Type, Last-Event-ID",
+            "Access-Control-Max-Age": "86400",
+        }
+    )
+    return cors(response, request)
+
+
+@router.post("/api/v1/widget/{site_key}/check", responses=PROBLEM_RESPONSES)
+async def check(body: CheckRequest, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+    """Labels for up to 100 posts in one request (flagged, needs_review, not_flagged, or pending while running)."""
+    if not 1 <= len(body.posts) <= MAX_POSTS:
+        raise InputTooLarge(f"{len(body.posts)} posts were sent; between 1 and {MAX_POSTS} are accepted per request")
+    posts = []
+    for number, post in enumerate(body.posts):
+        if len(post.text) > services.settings.max_text_chars:
+            raise InputTooLarge(f"posts[{number}] has {len(post.text):,} characters; "
+                                f"at most {services.settings.max_text_chars:,} are accepted")  # fmt: skip
+        if post.text.strip():
+            posts.append(Post(post.id, post.text))
+    if not posts:
+        raise InvalidText("every post is empty; send the text of at least one post")
+    results = await services.widget.check(site, posts, body.lang)
+    payload = {"site": {"show_checked": site.show_checked}, "results": results}
+    return cors(JSONResponse(payload), request)
+
+
+@router.get("/api/v1/widget/{site_key}/analyses/{analysis_id}", responses=PROBLEM_RESPONSES)
+async def analysis(analysis_id: str, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+    body = await services.widget.document(analysis_id)
+    if body is None:
+        raise NotFound(f"no analysis has the id '{analysis_id}'")
+    return cors(Response(body, media_type="application/json"), request)
+
+
+@router.get("/api/v1/widget/{site_key}/analyses/{analysis_id}/events", responses=PROBLEM_RESPONSES)
+async def events(analysis_id: str, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+    record = services.runs.memory.get(analysis_id, (None, None))[0] or await run_in_threadpool(
+        services.store.analysis, analysis_id
+    )
+    run = services.runs.current(analysis_id)
+    record = record or (run.record if run else None)
+    if record is None:
+        raise NotFound(f"no analysis has the id '{analysis_id}'")
+    stream = numbered(services.runs.events_of(record), last_event_id(request))
+    return cors(respond(stream, lambda n, e: [json_message(n, e)]), request)
+
+
+@router.post("/api/v1/widget/{site_key}/feedback", status_code=201, responses=PROBLEM_RESPONSES)
+async def feedback(body: FeedbackRequest, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+    """A reader's "Helpful" / "This is wrong", stored for moderators."""
+    stored_record: AnalysisRecord | None = None
+    if body.analysis_id not in services.runs.memory:
+        stored_record = await run_in_threadpool(services.store.analysis, body.analysis_id)
+    if body.analysis_id not in services.runs.memory and stored_record is None:
+        raise NotFound(f"no analysis has the id '{body.analysis_id}'")
+    comment = (body.comment or "").strip() or None
+    stored = Feedback(
+        site_key=site.key, analysis_id=body.analysis_id, post_id=body.post_id, helpful=body.helpful, comment=comment
+    )
+    stored = await run_in_threadpool(services.sites.add_feedback, stored)
+    return cors(JSONResponse({"id": stored.id}, status_code=201), request)
+
+
+class Script:
+    """widget.js read once, with its gzip form and ETag, served with long-lived caching."""
+
+    def __init__(self, path: Path) -> None:
+        self.body = path.read_bytes()
+        self.gzipped = gzip.compress(self.body, 9)
+        self.etag = '"' + hashlib.sha256(self.body).hexdigest()[:20] + '"'
+
+
+def get_script(services: ServicesDep) -> Script:
+    if services.script is None:
+        services.script = Script(SCRIPT)
+    script: Script = services.script
+    return script
+
+
+@router.get("/widget.js", include_in_schema=False)
+def widget_js(
+    script: Annotated[Script, Depends(get_script)],
+    accept_encoding: Annotated[str, Header()] = "",
+    if_none_match: Annotated[str, Header()] = "",
+) -> Response:
+    headers = {
+        "ETag": script.etag,
+        "Cache-Control": "public, max-age=3600",
+        "Vary": "Accept-Encoding",
+        "Cross-Origin-Resource-Policy": "cross-origin",
+    }
+    if if_none_match == script.etag:
+        return Response(status_code=304, headers=headers)
+    if "gzip" in accept_encoding:
+        headers["Content-Encoding"] = "gzip"
+        return Response(script.gzipped, media_type="text/javascript; charset=utf-8", headers=headers)
+    return Response(script.body, media_type="text/javascript; charset=utf-8", headers=headers)

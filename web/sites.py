@@ -1,0 +1,137 @@
+"""Sites that embed the widget: registry, origin checks (CORS) and per-site rate limits.
+
+A site key is public — it is written in the forum's pages — so it grants nothing by itself:
+requests are accepted only from the site's allowed origins (or from this server's own pages),
+and each site has its own rate limit per client.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from engine.errors import UneraseError
+from web.models import Feedback, Site
+from web.ratelimit import RateLimiter
+from web.store import Store
+
+CACHE_SECONDS = 5.0  # a change made by `unerase site update` in another process is seen this quickly
+DEMO_SITE = "demo"
+
+
+class Forbidden(UneraseError):
+    status = 403
+    code = "origin-not-allowed"
+
+
+class UnknownSite(UneraseError):
+    status = 404
+    code = "unknown-site"
+
+
+def new_key() -> str:
+    return "s_" + secrets.token_urlsafe(18)
+
+
+def origins_of(site: Site) -> list[str]:
+    origins: list[str] = json.loads(site.allowed_origins)
+    return origins
+
+
+def languages_of(site: Site) -> list[str]:
+    languages: list[str] = json.loads(site.languages)
+    return languages
+
+
+def normalise_origin(origin: str) -> str:
+    origin = origin.strip().rstrip("/")
+    if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
+        raise UneraseError(f"'{origin}' is not an origin; write it as scheme://host[:port], e.g. https://forum.example")
+    return origin
+
+
+def site_to_dict(site: Site) -> dict[str, Any]:
+    return {
+        "key": site.key,
+        "name": site.name,
+        "allowed_origins": origins_of(site),
+        "languages": languages_of(site),
+        "mode": site.mode,
+        "threshold": site.threshold,
+        "store": site.store,
+        "show_checked": site.show_checked,
+        "rate_limit_per_minute": site.rate_limit_per_minute,
+    }
+
+
+@dataclass
+class Sites:
+    store: Store
+    _cache: dict[str, tuple[float, Site | None]] = field(default_factory=dict)
+    _limiters: dict[str, RateLimiter] = field(default_factory=dict)
+
+    # -- blocking: database ---------------------------------------------------------------
+    def get(self, key: str) -> Site | None:
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        with Session(self.store.engine, expire_on_commit=False) as session:
+            site = session.get(Site, key)
+        self._cache[key] = (time.monotonic() + CACHE_SECONDS, site)
+        return site
+
+    def all(self) -> list[Site]:
+        with Session(self.store.engine) as session:
+            return list(session.exec(select(Site).order_by(col(Site.created_at))))
+
+    def save(self, site: Site) -> Site:
+        with Session(self.store.engine, expire_on_commit=False) as session:
+            session.add(site)
+            session.commit()
+        self._cache.pop(site.key, None)
+        self._limiters.pop(site.key, None)
+        return site
+
+    def ensure_demo(self) -> None:
+        """The demo forum's site: this server's own pages only."""
+        if self.get(DEMO_SITE) is None:
+            self.save(Site(key=DEMO_SITE, name="unerase demo forum", show_checked=True, rate_limit_per_minute=600))
+
+    def add_feedback(self, feedback: Feedback) -> Feedback:
+        with Session(self.store.engine, expire_on_commit=False) as session:
+            session.add(feedback)
+            session.commit()
+        return feedback
+
+    def feedback(self, key: str, limit: int = 500) -> list[Feedback]:
+        with Session(self.store.engine) as session:
+            query = select(Feedback).where(Feedback.site_key == key).order_by(col(Feedback.id).desc()).limit(limit)
+            return list(session.exec(query))
+
+    # -- per request ----------------------------------------------------------------------
+    def check_origin(self, site: Site, origin: str | None, own_origin: str) -> None:
+        """Requests without Origin (servers, curl) and from this server's own pages are allowed."""
+        if origin is None or origin == own_origin or origin in origins_of(site):
+            return
+        allowed = ", ".join(origins_of(site)) or "none yet (unerase site update KEY --origin ...)"
+        raise Forbidden(f"the origin {origin} is not allowed for site '{site.key}'; allowed: {allowed}")
+
+    def limit(self, site: Site, client: str) -> None:
+        limiter = self._limiters.get(site.key)
+        if limiter is None:
+            limiter = self._limiters[site.key] = RateLimiter(site.rate_limit_per_minute)
+        limiter.check(client)
+
+
+def parse_list(values: Sequence[str] | None) -> list[str]:
+    """Repeated or comma-separated command-line / form values as one clean list."""
+    items: list[str] = []
+    for value in values or ():
+        items += [part.strip() for part in value.split(",") if part.strip()]
+    return items

@@ -1,0 +1,166 @@
+"""What the widget asks: which of a page's posts are flagged, and why.
+
+A post is identified by its content and the configuration that judges it (site, language, mode,
+threshold, vocabulary, prompts, models): the same post under the same configuration is analysed
+once, ever — reloading a page or reopening a panel reads the stored result. A check starts the
+analyses it needs in the background and waits a little (`widget_wait_seconds`); what is not
+finished by then is reported as running and streams into the panel when a reader opens it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session, col, select
+from starlette.concurrency import run_in_threadpool
+
+from web.models import AnalysisRecord, Site, WidgetResult
+from web.results import analysis_document, fold
+from web.services import Services
+from web.sites import languages_of
+from web.store import StoredEvent
+
+MAX_POSTS = 100
+DOCUMENTS = 20_000  # finished analysis documents kept ready to send, as bytes
+
+
+@dataclass(frozen=True)
+class Post:
+    id: str
+    text: str
+
+
+def content_key(services: Services, site: Site, text: str, language: str | None) -> str:
+    analyzer = services.analyzer
+    parts = (
+        site.key,
+        text,
+        language or "",
+        site.mode,
+        repr(site.threshold),
+        analyzer.detector.vocabulary.version,
+        analyzer.prompts.version,
+        ",".join(sorted(b.model_id for b in analyzer.backends.all())),
+    )
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def summary(analysis_id: str, post_id: str, events: Sequence[StoredEvent], site: Site) -> dict[str, Any]:
+    """One post's answer: the label the widget shows, with the site's threshold applied."""
+    result = fold(events)
+    decision = result["decision"]
+    if decision is None:
+        # still running: an unambiguous term already flags it; other hits wait for their verdicts
+        hits = result["hits"]
+        label = "flagged" if any(not h["ambiguous"] for h in hits) else "needs_review" if hits else "pending"
+        return {"id": post_id, "analysis_id": analysis_id, "label": label, "severity": None, "status": "running"}
+    label = decision["label"]
+    if label == "flagged" and decision["confidence"] < site.threshold:
+        label = "needs_review"  # deferred by the site's own threshold
+    return {
+        "id": post_id,
+        "analysis_id": analysis_id,
+        "label": label,
+        "severity": decision["severity"],
+        "status": "complete",
+    }
+
+
+class Widget:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self._memory_keys: OrderedDict[str, str] = OrderedDict()  # no-store sites: content key -> analysis id
+        self.documents: OrderedDict[str, bytes] = OrderedDict()
+
+    def _known(self, site: Site, keys: list[str]) -> dict[str, str]:
+        if not site.store:
+            return {k: self._memory_keys[k] for k in keys if k in self._memory_keys}
+        with Session(self.services.store.engine) as session:
+            rows = session.exec(select(WidgetResult).where(col(WidgetResult.cache_key).in_(keys)))
+            return {row.cache_key: row.analysis_id for row in rows}
+
+    def _create(self, site: Site, new: list[tuple[str, AnalysisRecord]]) -> None:
+        if not site.store:
+            return
+        with Session(self.services.store.engine, expire_on_commit=False) as session:
+            for key, record in new:
+                session.add(record)
+                session.flush()
+                session.add(WidgetResult(cache_key=key, site_key=site.key, analysis_id=record.id))
+            session.commit()
+
+    def _events(self, analysis_id: str) -> list[StoredEvent] | None:
+        if analysis_id in self.services.runs.memory:
+            return self.services.runs.memory[analysis_id][1]
+        run = self.services.runs.current(analysis_id)
+        if run is not None:
+            return list(run.events)
+        record = self.services.store.analysis(analysis_id)
+        if record is None:
+            return None
+        events: list[StoredEvent] = json.loads(record.events)
+        return events
+
+    async def check(self, site: Site, posts: Sequence[Post], page_language: str | None) -> list[dict[str, Any]]:
+        services = self.services
+        allowed = languages_of(site) or list(services.detector.languages)
+        language = page_language if page_language in allowed else None
+        keys = [content_key(services, site, post.text, language) for post in posts]
+        known = await run_in_threadpool(self._known, site, list(set(keys)))
+        new: dict[str, AnalysisRecord] = {}
+        for key, post in zip(keys, posts, strict=True):
+            if key not in known and key not in new:
+                new[key] = AnalysisRecord(
+                    id=uuid.uuid4().hex, text=post.text, requested_language=language, mode=site.mode, source="widget"
+                )
+        await run_in_threadpool(self._create, site, list(new.items()))
+        runs = []
+        for key, record in new.items():
+            known[key] = record.id
+            if not site.store:
+                self._memory_keys[key] = record.id
+                while len(self._memory_keys) > 50_000:
+                    self._memory_keys.popitem(last=False)
+            runs.append(
+                services.runs.start(record.id, record.text, language, site.mode, detached=True, persist=site.store).task
+            )
+        pending = [task for task in runs if task is not None]
+        if pending:
+            await asyncio.wait(pending, timeout=services.settings.widget_wait_seconds)
+        answers = []
+        for key, post in zip(keys, posts, strict=True):
+            analysis_id = known[key]
+            events = await run_in_threadpool(self._events, analysis_id) or []
+            answers.append(summary(analysis_id, post.id, events, site))
+        return answers
+
+    async def document(self, analysis_id: str) -> bytes | None:
+        """The analysis as the API's JSON document (bytes); finished ones are kept ready to send."""
+        cached = self.documents.get(analysis_id)
+        if cached is not None:
+            return cached
+        services = self.services
+        memory = services.runs.memory.get(analysis_id)
+        run = services.runs.current(analysis_id)
+        if memory is not None:
+            record, events = memory
+        elif run is not None and run.record is not None:
+            record, events = run.record.model_copy(update={"status": "running"}), list(run.events)
+        else:
+            found = await run_in_threadpool(services.store.analysis, analysis_id)
+            if found is None:
+                return None
+            record, events = found, json.loads(found.events)
+        body = json.dumps(analysis_document(record, events), ensure_ascii=False).encode()
+        if record.status == "complete":
+            self.documents[analysis_id] = body
+            while len(self.documents) > DOCUMENTS:
+                self.documents.popitem(last=False)
+        return body
