@@ -75,6 +75,19 @@ def test_one_request_labels_every_post_and_a_second_reuses_the_results(api: Test
     assert [name for name, _ in sse_events(events.text)][-2:] == ["decision", "done"]
 
 
+def test_each_post_is_read_in_its_own_language(api: TestClient) -> None:
+    key = add_site(api)
+    posts = [
+        {"id": "g1", "text": "Πάλι μαζεύτηκαν εδώ οι γύφτοι της γειτονιάς και φωνάζουν όλη τη νύχτα."},
+        {"id": "g2", "text": "άσε τους γυφτους", "lang": "el"},  # too short to detect: the post says its language
+    ]
+    results = check(api, key, posts)["results"]  # the page says English; the posts are Greek
+    assert [r["label"] for r in results] == ["flagged", "flagged"]  # type: ignore[attr-defined]
+    services = api.app.state.services  # type: ignore[attr-defined]
+    stored = [services.store.analysis(r["analysis_id"]) for r in results]  # type: ignore[attr-defined]
+    assert [record.language for record in stored] == ["el", "el"]
+
+
 def test_origins_and_keys_are_checked_and_errors_are_readable_everywhere(api: TestClient) -> None:
     key = add_site(api)
     other = api.post(f"/api/v1/widget/{key}/check", json={"posts": POSTS}, headers={"Origin": "https://evil.example"})

@@ -21,6 +21,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
+from engine.errors import UneraseError
 from web.models import AnalysisRecord, Site, WidgetResult
 from web.results import analysis_document, fold
 from web.services import Services
@@ -35,6 +36,7 @@ DOCUMENTS = 20_000  # finished analysis documents kept ready to send, as bytes
 class Post:
     id: str
     text: str
+    lang: str | None = None
 
 
 def content_key(services: Services, site: Site, text: str, language: str | None) -> str:
@@ -108,14 +110,24 @@ class Widget:
         events: list[StoredEvent] = json.loads(record.events)
         return events
 
+    def _language(self, post: Post, page_language: str | None, allowed: tuple[str, ...]) -> str:
+        """The post's own language if marked; else detected; else the page's (a hint, not a rule:
+        a thread on an English page may hold Greek posts)."""
+        if post.lang in allowed:
+            return post.lang
+        try:
+            return self.services.detector.language_detector.detect(post.text, allowed).language
+        except UneraseError:
+            return page_language if page_language in allowed else allowed[0]
+
     async def check(self, site: Site, posts: Sequence[Post], page_language: str | None) -> list[dict[str, Any]]:
         services = self.services
-        allowed = languages_of(site) or list(services.detector.languages)
-        language = page_language if page_language in allowed else None
-        keys = [content_key(services, site, post.text, language) for post in posts]
+        allowed = tuple(languages_of(site) or services.detector.languages)
+        languages = [self._language(post, page_language, allowed) for post in posts]
+        keys = [content_key(services, site, p.text, lang) for p, lang in zip(posts, languages, strict=True)]
         known = await run_in_threadpool(self._known, site, list(set(keys)))
         new: dict[str, AnalysisRecord] = {}
-        for key, post in zip(keys, posts, strict=True):
+        for key, post, language in zip(keys, posts, languages, strict=True):
             if key not in known and key not in new:
                 new[key] = AnalysisRecord(
                     id=uuid.uuid4().hex, text=post.text, requested_language=language, mode=site.mode, source="widget"
@@ -129,7 +141,9 @@ class Widget:
                 while len(self._memory_keys) > 50_000:
                     self._memory_keys.popitem(last=False)
             runs.append(
-                services.runs.start(record.id, record.text, language, site.mode, detached=True, persist=site.store).task
+                services.runs.start(
+                    record.id, record.text, record.requested_language, site.mode, detached=True, persist=site.store
+                ).task
             )
         pending = [task for task in runs if task is not None]
         if pending:

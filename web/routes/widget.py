@@ -30,6 +30,7 @@ SCRIPT = PROJECT_ROOT / "widget" / "unerase-widget.js"
 class WidgetPost(BaseModel):
     id: str = Field(max_length=200)
     text: str
+    lang: str | None = Field(default=None, description="The post's own language, when the page marks it.")
 
 
 class CheckRequest(BaseModel):
@@ -94,7 +95,7 @@ async def check(body: CheckRequest, site: SiteDep, request: Request, services: S
             raise InputTooLarge(f"posts[{number}] has {len(post.text):,} characters; "
                                 f"at most {services.settings.max_text_chars:,} are accepted")  # fmt: skip
         if post.text.strip():
-            posts.append(Post(post.id, post.text))
+            posts.append(Post(post.id, post.text, post.lang))
     if not posts:
         raise InvalidText("every post is empty; send the text of at least one post")
     results = await services.widget.check(site, posts, body.lang)

@@ -1,0 +1,73 @@
+"""The embeddable widget script (widget/unerase-widget.js): its node tests, its size budget, its DOM safety.
+
+The script has no npm dependencies, so its unit tests run on node's built-in runner; this module runs them
+from pytest. Without `node` they are skipped locally and fail under CI (environment variable CI set), so a
+CI image that lost node cannot pass silently. The size and API checks need only Python.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+WIDGET = PROJECT / "widget"
+SCRIPT = WIDGET / "unerase-widget.js"
+BUDGET = 12 * 1024  # gzipped bytes: forums load the script on every page
+MIN_NODE = 18  # node:test and the global fetch Response the tests use
+# APIs that parse strings as markup; the widget builds every node with createElement and textContent
+FORBIDDEN = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write")
+
+
+def node_or_skip() -> str:
+    """Path of a usable node; skip without one, or fail under CI."""
+    path = shutil.which("node")
+    problem = f"node not found on PATH; install Node.js {MIN_NODE} or later to run the widget's tests"
+    if path is not None:
+        version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+        major = re.match(r"v(\d+)\.", version)
+        if major and int(major.group(1)) >= MIN_NODE:
+            return path
+        problem = f"node {version or '(unknown version)'} is too old; the widget's tests need {MIN_NODE} or later"
+    if os.environ.get("CI"):
+        pytest.fail(f"{problem} (required because CI is set)")
+    pytest.skip(problem)
+
+
+def test_node_unit_tests_pass() -> None:
+    node = node_or_skip()
+    # files rather than the directory: how node expands a directory argument differs between versions
+    files = sorted(str(p.relative_to(PROJECT)) for p in WIDGET.glob("test/*.test.*js"))
+    assert files, "no widget/test/*.test.mjs files found"
+    run = subprocess.run(
+        [node, "--test", *files], cwd=PROJECT, capture_output=True, text=True, timeout=120, check=False
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, f"node --test failed:\n{output}"
+    counts = dict(re.findall(r"^# (tests|pass|fail) (\d+)$", run.stdout, flags=re.M))
+    assert int(counts.get("tests", 0)) >= 40, f"fewer node tests ran than expected:\n{output}"
+    assert counts.get("fail") == "0" and counts.get("pass") == counts.get("tests"), output
+
+
+def test_gzipped_size_within_budget() -> None:
+    size = len(gzip.compress(SCRIPT.read_bytes(), compresslevel=9))
+    assert size <= BUDGET, f"widget/unerase-widget.js is {size} bytes gzipped; the budget is {BUDGET}"
+
+
+@pytest.mark.parametrize("api", FORBIDDEN)
+def test_no_markup_parsing_api(api: str) -> None:
+    lines = [n for n, line in enumerate(SCRIPT.read_text(encoding="utf-8").splitlines(), 1) if api in line]
+    assert not lines, f"widget/unerase-widget.js uses {api} on line(s) {lines}; build nodes with createElement"
+
+
+def test_script_is_utf8_without_bom() -> None:
+    # served as text/javascript; charset=utf-8, and the translations are not ASCII
+    data = SCRIPT.read_bytes()
+    assert not data.startswith(b"\xef\xbb\xbf")
+    data.decode("utf-8")

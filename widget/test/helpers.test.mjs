@@ -1,0 +1,230 @@
+// The widget's pure helpers: language choice, strings, hashing, batching, offsets, highlighting, links, posts.
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { describe, test } from "node:test";
+
+const w = createRequire(import.meta.url)("../unerase-widget.js");
+
+describe("pickLanguage", () => {
+  test("data-lang wins over the page and the browser", () => {
+    assert.equal(w.pickLanguage("fr", "de", "it-IT"), "fr");
+  });
+  test("falls back to the page, then the browser, then English", () => {
+    assert.equal(w.pickLanguage(null, "de-AT", "it-IT"), "de");
+    assert.equal(w.pickLanguage("", "", "pt-BR"), "pt");
+    assert.equal(w.pickLanguage(undefined, undefined, undefined), "en");
+  });
+  test("skips languages without a translation", () => {
+    assert.equal(w.pickLanguage("ja", "zh-Hant", "nl_NL"), "nl");
+    assert.equal(w.pickLanguage("ja", "sv", "ko"), "en");
+  });
+  test("is case- and space-insensitive", () => {
+    assert.equal(w.pickLanguage(" EL ", null, null), "el");
+  });
+  test("does not mistake object properties for languages", () => {
+    assert.equal(w.pickLanguage("constructor", "__proto__", "toString"), "en");
+  });
+});
+
+describe("strings", () => {
+  const languages = ["en", "fr", "el", "de", "nl", "it", "pt"];
+
+  test("every language translates every string, label, severity and category", () => {
+    assert.deepEqual(Object.keys(w.TEXTS).sort(), [...languages].sort());
+    const keys = Object.keys(w.TEXTS.en).sort();
+    for (const lang of languages) {
+      const t = w.TEXTS[lang];
+      assert.deepEqual(Object.keys(t).sort(), keys, lang);
+      assert.equal(t.labels.length, w.LABELS.length, lang);
+      assert.equal(t.sevs.length, w.SEVS.length, lang);
+      assert.equal(t.cats.length, w.CATS.length, lang);
+      for (const key of keys) {
+        const value = t[key];
+        for (const item of Array.isArray(value) ? value : [value]) assert.ok(item.trim(), `${lang}.${key} is empty`);
+      }
+    }
+  });
+  test("languages other than English are really translated", () => {
+    for (const lang of languages.filter((l) => l !== "en")) {
+      assert.notEqual(w.strings(lang).why, w.strings("en").why, lang);
+      assert.notEqual(w.strings(lang).cats.religion, undefined, lang);
+    }
+  });
+  test("maps label, severity and category ids to words", () => {
+    const fr = w.strings("fr");
+    assert.equal(fr.why, "Pourquoi signalé\u00a0?");
+    assert.equal(fr.labels.needs_review, "à vérifier");
+    assert.equal(fr.sevs.high, "élevée");
+    assert.equal(fr.cats["sexual-orientation"], "orientation sexuelle");
+    assert.equal(w.strings("de").cats["migration-colonial-past"], "Migration und koloniale Vergangenheit");
+    assert.deepEqual(Object.keys(fr.cats), w.CATS);
+  });
+  test("an unknown language falls back to English", () => {
+    assert.deepEqual(w.strings("xx"), w.strings("en"));
+    assert.deepEqual(w.strings(undefined), w.strings("en"));
+    assert.equal(w.strings("xx").why, "Why flagged?");
+  });
+  test("returns a copy, so callers cannot change the table", () => {
+    w.strings("en").why = "changed";
+    assert.equal(w.strings("en").why, "Why flagged?");
+  });
+});
+
+describe("fnv1a", () => {
+  test("matches the published 32-bit FNV-1a values", () => {
+    assert.equal(w.fnv1a(""), "811c9dc5");
+    assert.equal(w.fnv1a("a"), "e40c292c");
+    assert.equal(w.fnv1a("foobar"), "bf9cf968");
+  });
+  test("hashes UTF-8 bytes, so non-ASCII text agrees with a byte-level implementation", () => {
+    let h = 0x811c9dc5;
+    for (const b of Buffer.from("ελληνικά 🙂", "utf8")) h = Number((BigInt(h ^ b) * 16777619n) % 4294967296n) >>> 0;
+    assert.equal(w.fnv1a("ελληνικά 🙂"), h.toString(16).padStart(8, "0"));
+  });
+  test("always gives 8 hex digits and tells texts apart", () => {
+    const seen = new Set();
+    for (let i = 0; i < 1000; i++) {
+      const h = w.fnv1a("post " + i);
+      assert.match(h, /^[0-9a-f]{8}$/);
+      seen.add(h);
+    }
+    assert.equal(seen.size, 1000);
+  });
+});
+
+describe("chunk", () => {
+  test("splits into batches of at most the given size, in order", () => {
+    const items = Array.from({ length: 250 }, (_, i) => i);
+    const parts = w.chunk(items, 100);
+    assert.deepEqual(parts.map((p) => p.length), [100, 100, 50]);
+    assert.deepEqual(parts.flat(), items);
+  });
+  test("an exact multiple has no empty tail, and nothing gives no batches", () => {
+    assert.deepEqual(w.chunk([1, 2, 3, 4], 2), [[1, 2], [3, 4]]);
+    assert.deepEqual(w.chunk([], 100), []);
+  });
+});
+
+describe("cpToUtf16Index", () => {
+  test("is the identity for text without astral characters", () => {
+    const text = "naïve Ελλάδα";
+    for (let i = 0; i <= text.length; i++) assert.equal(w.cpToUtf16Index(text, i), i);
+  });
+  test("counts an emoji as one code point but two UTF-16 units", () => {
+    const text = "🙂 hi 👋🏽 you";
+    // Python: text[2:4] == "hi", text[5:7] == "👋🏽", text[8:11] == "you"
+    assert.equal(text.slice(w.cpToUtf16Index(text, 2), w.cpToUtf16Index(text, 4)), "hi");
+    assert.equal(text.slice(w.cpToUtf16Index(text, 5), w.cpToUtf16Index(text, 7)), "👋🏽");
+    assert.equal(text.slice(w.cpToUtf16Index(text, 8), w.cpToUtf16Index(text, 11)), "you");
+    assert.equal(w.cpToUtf16Index(text, 1), 2);
+  });
+  test("agrees with iterating code points for every offset", () => {
+    const text = "a𝔘b😀😀c\u{1F1EB}\u{1F1F7}d";
+    const points = Array.from(text);
+    for (let cp = 0; cp <= points.length; cp++) {
+      assert.equal(w.cpToUtf16Index(text, cp), points.slice(0, cp).join("").length, `code point ${cp}`);
+    }
+  });
+  test("clamps offsets past the end to the text's length", () => {
+    assert.equal(w.cpToUtf16Index("🙂", 5), 2);
+    assert.equal(w.cpToUtf16Index("", 3), 0);
+  });
+});
+
+describe("segments", () => {
+  const join = (parts) => parts.map((p) => p.text).join("");
+  const marked = (parts) => parts.filter((p) => p.hit).map((p) => [p.text, p.hit.id]);
+
+  test("cuts the text into plain and marked pieces that rebuild it exactly", () => {
+    const text = "You are a slur and a word.";
+    const parts = w.segments(text, [{ id: "h2", start: 21, end: 25 }, { id: "h1", start: 10, end: 14 }]);
+    assert.equal(join(parts), text);
+    assert.deepEqual(parts.map((p) => [p.text, p.hit ? p.hit.id : null]), [
+      ["You are a ", null], ["slur", "h1"], [" and a ", null], ["word", "h2"], [".", null],
+    ]);
+  });
+  test("uses code-point offsets, so hits after emoji land on the right words", () => {
+    const text = "🙂🙂 slur 👋🏽 word";
+    const parts = w.segments(text, [{ id: "a", start: 3, end: 7 }, { id: "b", start: 11, end: 15 }]);
+    assert.deepEqual(marked(parts), [["slur", "a"], ["word", "b"]]);
+    assert.equal(join(parts), text);
+  });
+  test("drops hits that overlap an earlier or longer one", () => {
+    const parts = w.segments("abcdefgh", [
+      { id: "inner", start: 2, end: 4 }, { id: "outer", start: 1, end: 6 }, { id: "tail", start: 5, end: 8 },
+    ]);
+    assert.deepEqual(marked(parts), [["bcdef", "outer"]]);
+    assert.equal(join(parts), "abcdefgh");
+  });
+  test("keeps adjacent hits and hits at both ends", () => {
+    const parts = w.segments("abcd", [{ id: "x", start: 0, end: 2 }, { id: "y", start: 2, end: 4 }]);
+    assert.deepEqual(parts.map((p) => [p.text, p.hit.id]), [["ab", "x"], ["cd", "y"]]);
+  });
+  test("ignores empty, reversed, negative, fractional and out-of-range hits", () => {
+    const text = "🙂ab";
+    const bad = [
+      { id: "empty", start: 1, end: 1 }, { id: "reversed", start: 2, end: 1 }, { id: "negative", start: -1, end: 1 },
+      { id: "fraction", start: 0.5, end: 2 }, { id: "past", start: 1, end: 4 }, { id: "text", start: "1", end: "2" },
+    ];
+    assert.deepEqual(w.segments(text, bad), [{ text, hit: null }]);
+    assert.deepEqual(marked(w.segments(text, [...bad, { id: "ok", start: 1, end: 3 }])), [["ab", "ok"]]);
+  });
+  test("does not reorder the caller's list", () => {
+    const hits = [{ id: "b", start: 3, end: 4 }, { id: "a", start: 0, end: 1 }];
+    w.segments("abcd", hits);
+    assert.deepEqual(hits.map((h) => h.id), ["b", "a"]);
+  });
+  test("no text, no pieces", () => {
+    assert.deepEqual(w.segments("", []), []);
+  });
+});
+
+describe("safeUrl", () => {
+  test("accepts http and https links", () => {
+    assert.equal(w.safeUrl("https://example.org/a?b=1#c"), "https://example.org/a?b=1#c");
+    assert.equal(w.safeUrl(" http://example.org "), "http://example.org/");
+  });
+  test("refuses other schemes, relative links and plain citations", () => {
+    for (const url of ["javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,<b>x</b>", "vbscript:x",
+      "ftp://example.org/", "file:///etc/passwd", "/relative/path", "//example.org/x", "Smith (2019), p. 4", "",
+      null]) {
+      assert.equal(w.safeUrl(url), null, String(url));
+    }
+  });
+});
+
+describe("buttonLabel", () => {
+  test("flagged and needs_review get buttons in the UI language; the rest none", () => {
+    const fr = w.strings("fr");
+    assert.equal(w.buttonLabel("flagged", fr), "Pourquoi signalé\u00a0?");
+    assert.equal(w.buttonLabel("needs_review", fr), "En cours d’examen");
+    assert.equal(w.buttonLabel("needs_review", w.strings("en")), "Under review");
+    for (const label of ["not_flagged", "pending", undefined]) assert.equal(w.buttonLabel(label, fr), null);
+  });
+});
+
+describe("collectPosts", () => {
+  const element = (attrs, textContent) => ({ textContent, getAttribute: (n) => (n in attrs ? attrs[n] : null) });
+
+  test("takes data-unerase-text over the element's text, and trims", () => {
+    const posts = w.collectPosts([
+      element({ "data-unerase-text": "  given text " }, "shown text"),
+      element({}, "\n  shown text\n"),
+    ], 1);
+    assert.deepEqual(posts.map((p) => p.text), ["given text", "shown text"]);
+  });
+  test("uses data-unerase-id, else numbers posts in document order from the given start", () => {
+    const posts = w.collectPosts([element({ "data-unerase-id": "c42" }, "a"), element({}, "b"), element({}, "c")], 7);
+    assert.deepEqual(posts.map((p) => p.id), ["c42", "post-8", "post-9"]);
+  });
+  test("skips empty posts without reusing their numbers, and keeps the element", () => {
+    const els = [element({}, "  "), element({ "data-unerase-text": "" }, "ignored"), element({}, "text")];
+    const posts = w.collectPosts(els, 1);
+    assert.equal(posts.length, 1);
+    assert.equal(posts[0].id, "post-3");
+    assert.equal(posts[0].el, els[2]);
+  });
+  test("cuts ids to the 200 characters the server accepts", () => {
+    assert.equal(w.collectPosts([element({ "data-unerase-id": "x".repeat(300) }, "t")], 1)[0].id.length, 200);
+  });
+});
