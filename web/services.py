@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,9 @@ class Services:
         detector = Detector(load_vocabularies(settings.vocabularies), cache_dir=settings.cache_dir)
         for language in detector.languages:
             detector.index(language)  # compile every language once, before the first request
+        with contextlib.suppress(UneraseError):
+            # language detection loads every language's dictionary on first use: do it now, not in a request
+            detector.detect("warm up the language detection", None)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         analyzer = Analyzer(
             detector,
