@@ -46,7 +46,9 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
     elif unsure or targeting.status == "undetermined":
         label = "needs_review"
         if unsure:
-            reasons.append(f"{len(unsure)} ambiguous term(s) could not be decided")
+            ambiguous = sum(1 for h in unsure if h.ambiguous)
+            kind = "ambiguous term(s)" if ambiguous == len(unsure) else "term(s)"
+            reasons.append(f"{len(unsure)} {kind} could not be decided")
         if targeting.status == "undetermined":
             reasons.append(
                 "the term-free check was undetermined" + (f": {targeting.reason}" if targeting.reason else "")

@@ -25,6 +25,18 @@ def category_words(category: str) -> str:
     return CATEGORY_WORDS.get(category, category.replace("-", " "))
 
 
+LABEL_WORDS = {"flagged": "flagged", "not_flagged": "not flagged", "needs_review": "needs review"}
+
+
+def in_words(stats: dict[str, Any]) -> dict[str, Any]:
+    """A batch report's counts with categories and decisions named as the pages name them."""
+    return {
+        **stats,
+        "categories": [(category_words(name), count) for name, count in stats["categories"]],
+        "decisions": [(LABEL_WORDS.get(name, name), count) for name, count in stats["decisions"]],
+    }
+
+
 def install_filters(env: Environment) -> None:
     env.filters["category"] = category_words
 

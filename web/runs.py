@@ -112,38 +112,34 @@ class Runs:
                 position += len(fresh)
                 for event in fresh:
                     yield event
+                    if event["type"] == "done":
+                        return
                 if finished and position >= len(run.events):
                     return
         finally:
             run.listeners -= 1
-            if run.listeners == 0 and not run.finished and not run.detached and run.task is not None:
+            ended = run.finished or (run.events and run.events[-1]["type"] == "done")
+            if run.listeners == 0 and not ended and not run.detached and run.task is not None:
                 run.task.cancel()
 
     async def _produce(self, run: Run, record: AnalysisRecord) -> None:
-        if run.persist:
-            await run_in_threadpool(self.store.set_status, run.analysis_id, "running")
+        # "running" is not written to the database: a running analysis is the one in `_runs`, and a
+        # write per analysis would cost more than the whole vocabulary stage
         try:
             try:
                 events = self.analyzer.analyze(record.text, record.requested_language, record.mode, run.analysis_id)
                 async for event in events:
-                    await self._publish(run, stored(event))
+                    if event.type == "done":
+                        await self._finish(run, record, stored(event))
+                    else:
+                        await self._publish(run, stored(event))
             except UneraseError as exc:
                 # the input was checked before the analysis was created, so this is rare (a
                 # vocabulary reloaded without a language, say); it still ends the stream properly
                 await self._publish(run, stored(ErrorEvent(exc.code, exc.message, "input")))
-                await self._publish(run, stored(Done(0.0, cached=False)))
-            if run.persist:
-                await run_in_threadpool(self.store.save_result, run.analysis_id, run.events)
-            else:
-                record.status = "complete"
-                self.memory[run.analysis_id] = (record, run.events)
-                while len(self.memory) > MEMORY_ANALYSES:
-                    self.memory.popitem(last=False)
+                await self._finish(run, record, stored(Done(0.0, cached=False)))
         except asyncio.CancelledError:
-            if run.persist:
-                with contextlib.suppress(Exception):
-                    await run_in_threadpool(self.store.set_status, run.analysis_id, "pending")
-            raise
+            raise  # nothing was stored: the analysis is still pending, and a new listener starts it again
         except Exception:
             log.exception("analysis %s failed", run.analysis_id)
             if run.persist:
@@ -151,7 +147,7 @@ class Runs:
                     await run_in_threadpool(self.store.set_status, run.analysis_id, "failed")
             if not run.events or run.events[-1]["type"] != "done":
                 await self._publish(run, stored(ErrorEvent("internal-error", "the analysis failed", "server")))
-                await self._publish(run, stored(Done(0.0, cached=False)))
+                await self._publish(run, stored(Done(0.0, cached=False)))  # not stored: it may be retried
         finally:
             async with run.changed:
                 run.finished = True
@@ -159,10 +155,25 @@ class Runs:
             if self._runs.get(run.analysis_id) is run:
                 del self._runs[run.analysis_id]
 
+    async def _finish(self, run: Run, record: AnalysisRecord, done: StoredEvent) -> None:
+        """Stores the whole stream, then sends `done`: a listener that has seen `done` (and hangs up, as
+        the browser does) finds the result stored, and its leaving cannot cancel the save."""
+        events = [*run.events, done]
+        if run.persist:
+            await run_in_threadpool(self.store.save_result, run.analysis_id, events)
+        else:
+            self.memory[run.analysis_id] = (record.model_copy(update={"status": "complete"}), events)
+            while len(self.memory) > MEMORY_ANALYSES:
+                self.memory.popitem(last=False)
+        await self._publish(run, done)
+
     async def _publish(self, run: Run, event: StoredEvent) -> None:
         async with run.changed:
             run.events.append(event)
             run.changed.notify_all()
+        # let listeners send it now: without a model the engine would otherwise run to `done` in one go,
+        # and the first hit would reach the reader only with the last event
+        await asyncio.sleep(0)
 
     async def shutdown(self) -> None:
         tasks = [run.task for run in self._runs.values() if run.task is not None]

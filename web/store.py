@@ -68,66 +68,79 @@ class Store:
         with self._session() as session:
             return session.get(AnalysisRecord, analysis_id)
 
-    def set_status(self, analysis_id: str, status: str) -> None:
+    def set_status(self, analysis_id: str, status: str, only_if: str | None = None) -> None:
         with self._session() as session:
-            session.execute(update(AnalysisRecord).where(col(AnalysisRecord.id) == analysis_id).values(status=status))
+            query = update(AnalysisRecord).where(col(AnalysisRecord.id) == analysis_id)
+            if only_if is not None:
+                query = query.where(col(AnalysisRecord.status) == only_if)
+            session.execute(query.values(status=status))
             session.commit()
 
     def save_result(self, analysis_id: str, events: Sequence[StoredEvent]) -> None:
-        """The finished stream, and its hits, verdicts and decision as rows, in one transaction."""
+        """The finished stream, and its hits, verdicts and decision as rows, in one transaction.
+
+        Written with bulk Core statements (not ORM objects): this runs once per analysis and its cost
+        is a large share of a request's. Saving twice replaces, never duplicates.
+        """
         first: dict[str, Any] = next((e["data"] for e in events if e["type"] == "analysis"), {})
         done: dict[str, Any] = next((e["data"] for e in events if e["type"] == "done"), {})
-        with self._session() as session:
-            record = session.get(AnalysisRecord, analysis_id)
-            if record is None:
-                return
-            record.status = "complete"
-            record.events = json.dumps(events, ensure_ascii=False)
-            record.language = first.get("language")
-            record.elapsed_ms = done.get("elapsed_ms")
-            session.add(record)
-            for table in (HitRecord, VerdictRecord, DecisionRecord):  # saving twice replaces, never duplicates
-                session.execute(delete(table).where(col(table.analysis_id) == analysis_id))
-            for kind, data in ((e["type"], e["data"]) for e in events):
-                if kind == "hit":
-                    session.add(
-                        HitRecord(
-                            analysis_id=analysis_id,
-                            hit_id=data["id"],
-                            start=data["start"],
-                            end=data["end"],
-                            surface=data["surface"],
-                            term=data["term"],
-                            term_id=data["term_id"],
-                            issue_id=data["issue_id"],
-                            categories=",".join(data["categories"]),
-                            ambiguous=data["ambiguous"],
-                            obfuscated=data["obfuscated"],
-                        )
-                    )
-                elif kind == "verdict":
-                    session.add(
-                        VerdictRecord(
-                            analysis_id=analysis_id,
-                            hit_id=data["hit_id"],
-                            status=data["status"],
-                            confidence=data["confidence"],
-                            decided_by=data["decided_by"],
-                            explanation=data["explanation"],
-                        )
-                    )
-                elif kind == "decision":
-                    session.add(
-                        DecisionRecord(
-                            analysis_id=analysis_id,
-                            label=data["label"],
-                            severity=data["severity"],
-                            confidence=data["confidence"],
-                            categories=",".join(data["categories"]),
-                            reasons=json.dumps(data["reasons"], ensure_ascii=False),
-                        )
-                    )
-            session.commit()
+        hits, verdicts, decisions = [], [], []
+        for kind, data in ((e["type"], e["data"]) for e in events):
+            if kind == "hit":
+                hits.append(
+                    {
+                        "analysis_id": analysis_id,
+                        "hit_id": data["id"],
+                        "start": data["start"],
+                        "end": data["end"],
+                        "surface": data["surface"],
+                        "term": data["term"],
+                        "term_id": data["term_id"],
+                        "issue_id": data["issue_id"],
+                        "categories": ",".join(data["categories"]),
+                        "ambiguous": data["ambiguous"],
+                        "obfuscated": data["obfuscated"],
+                    }
+                )
+            elif kind == "verdict":
+                verdicts.append(
+                    {
+                        "analysis_id": analysis_id,
+                        "hit_id": data["hit_id"],
+                        "status": data["status"],
+                        "confidence": data["confidence"],
+                        "decided_by": data["decided_by"],
+                        "explanation": data["explanation"],
+                    }
+                )
+            elif kind == "decision":
+                decisions.append(
+                    {
+                        "analysis_id": analysis_id,
+                        "label": data["label"],
+                        "severity": data["severity"],
+                        "confidence": data["confidence"],
+                        "categories": ",".join(data["categories"]),
+                        "reasons": json.dumps(data["reasons"], ensure_ascii=False),
+                    }
+                )
+        analyses = AnalysisRecord.__table__  # type: ignore[attr-defined]
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(analyses)
+                .where(analyses.c.id == analysis_id)
+                .values(
+                    status="complete",
+                    events=json.dumps(events, ensure_ascii=False),
+                    language=first.get("language"),
+                    elapsed_ms=done.get("elapsed_ms"),
+                )
+            )
+            for model, rows in ((HitRecord, hits), (VerdictRecord, verdicts), (DecisionRecord, decisions)):
+                table = model.__table__  # type: ignore[union-attr]
+                connection.execute(delete(table).where(table.c.analysis_id == analysis_id))
+                if rows:
+                    connection.execute(table.insert(), rows)
 
     def reset_unfinished_analyses(self) -> int:
         """After a restart nothing is running: unfinished analyses go back to pending (they rerun on request)."""

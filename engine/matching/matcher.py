@@ -13,6 +13,7 @@ Steps, each cheap per token:
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,6 +57,9 @@ _NOTHING = Lookup((), ())
 
 
 class Matcher:
+    def _word_keys(self, word: str) -> frozenset[str]:
+        return frozenset(self.index.key_maker(word))
+
     def __init__(
         self,
         index: LanguageIndex,
@@ -72,6 +76,8 @@ class Matcher:
         self.name_filter = name_filter
         self.obfuscation = obfuscation
         self._lookups: dict[str, Lookup] = {}
+        # a word's folded lemma keys, for context checks (sense cues) that see the same words again and again
+        self.word_keys = functools.lru_cache(maxsize=65_536)(self._word_keys)
         self._readings: dict[tuple[str, ...], tuple[tuple[Term, ...], str, bool] | None] = {}
         self._inside = self._build_inside_automaton() if self.splitter is not None else None
 

@@ -101,7 +101,8 @@ async def create_analysis(
         services.runs.start(record.id, record.text, record.requested_language, record.mode, detached=True)
         body_202 = {"id": record.id, "status": "pending", "links": links(record.id)}
         return JSONResponse(body_202, status_code=202, headers=location)
-    events = await finished_events(services.runs, record)
+    run = services.runs.start(record.id, record.text, record.requested_language, record.mode)
+    events = [event async for event in services.runs.follow(run)]
     record.status = "complete"
     return JSONResponse(analysis_document(record, events), status_code=201, headers=location)
 

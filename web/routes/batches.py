@@ -22,6 +22,7 @@ from web.charts import bar_chart
 from web.deps import RateLimit, ServicesDep, TemplatesDep
 from web.errors import NotFound
 from web.models import BatchJob, iso
+from web.render import in_words
 from web.routes.analyses import PROBLEM_RESPONSES
 from web.services import Services
 from web.sse import respond
@@ -261,7 +262,7 @@ async def report_page(request: Request, job_id: str, services: ServicesDep, temp
     job, progress = await load_job(services, job_id)
     if job.stats is None:
         return RedirectResponse(f"/batches/{job_id}", status_code=303)
-    stats = json.loads(job.stats)
+    stats = in_words(json.loads(job.stats))
     charts = [
         bar_chart([tuple(item) for item in stats["decisions"]], title="Decisions"),
         bar_chart([tuple(item) for item in stats["categories"]], title="Targeted characteristics"),

@@ -72,7 +72,11 @@ def cors(response: Response, request: Request) -> Response:
 
 
 @router.options("/api/v1/widget/{site_key}/{rest:path}", include_in_schema=False)
-async def preflight(site: SiteDep, request: Request) -> Response:
+async def preflight(site_key: str, request: Request, services: ServicesDep) -> Response:
+    """Answered for every origin: the request that follows is refused with a readable reason, which the
+    widget prints, where a refused preflight would leave it only "failed to fetch"."""
+    if await run_in_threadpool(services.sites.get, site_key) is None:
+        raise UnknownSite(f"no site has the key '{site_key}'; register one with `unerase site add`")
     response = Response(status_code=204)
     response.headers.update(
         {
