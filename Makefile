@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test e2e lint bench bench-matcher bench-llm clean
+.PHONY: setup serve test e2e lint bench bench-matcher bench-llm bench-web clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check engine web tests benchmarks e2e
 	$(VENV)/bin/mypy engine web
 
-bench: bench-matcher bench-llm
+bench: bench-matcher bench-llm bench-web
 
 bench-matcher: $(STAMP)
 	$(PY) benchmarks/bench_matcher.py
@@ -37,6 +37,10 @@ bench-matcher: $(STAMP)
 bench-llm: $(STAMP)
 	benchmarks/build_llama_server.sh
 	$(PY) benchmarks/bench_llm.py
+
+# Streaming latency, API throughput (uvicorn, 2 and 1 workers) and a 100,000-row batch; BENCH_ARGS=--quick for a short run.
+bench-web: $(STAMP)
+	$(PY) benchmarks/bench_web.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
