@@ -1,6 +1,6 @@
 """Benchmark of the web service in vocabulary-only mode: streaming latency, API throughput, batches.
 
-    python benchmarks/bench_web.py [--quick] [--only latency,throughput,batch]
+    python benchmarks/bench_web.py [--quick] [--only latency,throughput,widget,batch]
 
 1. Latency: POST /api/v1/analyses with `Accept: text/event-stream` on texts of about 2,000
    characters, one request at a time, through the ASGI app in this process (its lifespan runs
@@ -265,6 +265,8 @@ class LoadPlan:
     start_at: float  # time.time() when the measured window opens (after the warm-up)
     warmup: float
     seconds: float
+    paths: tuple[str, ...] = ()  # GET these (round robin) instead of POSTing bodies to the analyses API
+    expect: str = "201"
 
 
 async def load(plan: LoadPlan, offset: int) -> dict[str, Any]:
@@ -279,11 +281,14 @@ async def load(plan: LoadPlan, offset: int) -> dict[str, Any]:
     async def connection(number: int) -> None:
         index = offset + number
         while (now := time.time()) < window_end:
-            body = plan.bodies[index % len(plan.bodies)]
-            index += plan.connections * CLIENT_PROCESSES
             started = time.perf_counter()
             try:
-                response = await client.post("/api/v1/analyses", content=body, headers=headers)
+                if plan.paths:
+                    response = await client.get(plan.paths[index % len(plan.paths)])
+                else:
+                    body = plan.bodies[index % len(plan.bodies)]
+                    response = await client.post("/api/v1/analyses", content=body, headers=headers)
+                index += plan.connections * CLIENT_PROCESSES
                 key = str(response.status_code)
             except httpx2.HTTPError as exc:
                 key = type(exc).__name__
@@ -291,7 +296,7 @@ async def load(plan: LoadPlan, offset: int) -> dict[str, Any]:
             # only requests that started and ended inside the window count
             if now >= plan.start_at and time.time() <= window_end:
                 statuses[key] = statuses.get(key, 0) + 1
-                if key == "201":
+                if key == plan.expect:
                     latencies.append(elapsed)
 
     async def cpu_mark() -> None:
@@ -308,10 +313,19 @@ def client_process(plan: LoadPlan, offset: int) -> dict[str, Any]:
     return asyncio.run(load(plan, offset))
 
 
-def throughput(server: Server, bodies: list[bytes], connections: int, seconds: float, warmup: float) -> dict[str, Any]:
+def throughput(
+    server: Server,
+    bodies: list[bytes],
+    connections: int,
+    seconds: float,
+    warmup: float,
+    paths: tuple[str, ...] = (),
+    expect: str = "201",
+) -> dict[str, Any]:
     # spawn, not fork: the parent may hold threads (the in-process app's thread pool)
     context = multiprocessing.get_context("spawn")
-    plan = LoadPlan(server.base_url, bodies, connections, time.time() + 3.0 + warmup, warmup, seconds)
+    start = time.time() + 3.0 + warmup
+    plan = LoadPlan(server.base_url, bodies, connections, start, warmup, seconds, paths, expect)
     with context.Pool(CLIENT_PROCESSES) as pool:
         pending = pool.starmap_async(client_process, [(plan, n * connections) for n in range(CLIENT_PROCESSES)])
         # the server's CPU time over the measured window only
@@ -331,7 +345,7 @@ def throughput(server: Server, bodies: list[bytes], connections: int, seconds: f
         "seconds": seconds,
         "requests": len(latencies),
         "requests_per_second": len(latencies) / seconds,
-        "errors": sum(count for key, count in statuses.items() if key != "201"),
+        "errors": sum(count for key, count in statuses.items() if key != expect),
         "statuses": statuses,
         "latency_ms": percentiles(latencies),
         "server_cpu_seconds": server_cpu,
@@ -339,7 +353,25 @@ def throughput(server: Server, bodies: list[bytes], connections: int, seconds: f
     }
 
 
-# -- 3. a batch job -------------------------------------------------------------------------------
+# -- 3. the widget: a finished explanation fetched again and again --------------------------------------
+def widget_fetch(server: Server, texts: list[str], connections: int, seconds: float) -> dict[str, Any]:
+    """Registers a site, lets one batched check analyse 50 posts, then measures fetching their (cached)
+    explanations the way open panels do; also the script's transfer size."""
+    with httpx2.Client(base_url=server.base_url, timeout=60) as client:
+        site = client.post("/api/v1/sites", json={"name": "bench", "rate_limit_per_minute": 0},
+                           headers={"Authorization": "Bearer bench"}).json()["key"]  # fmt: skip
+        posts = [{"id": f"p{n}", "text": text} for n, text in enumerate(texts)]
+        checked = client.post(f"/api/v1/widget/{site}/check", json={"lang": "en", "posts": posts}).json()
+        ids = [r["analysis_id"] for r in checked["results"]]
+        script = client.get("/widget.js", headers={"Accept-Encoding": "gzip"})
+        transfer = int(script.headers.get("content-length", len(script.content)))
+        plain = len(client.get("/widget.js", headers={"Accept-Encoding": "identity"}).content)
+    paths = tuple(f"/api/v1/widget/{site}/analyses/{analysis_id}" for analysis_id in ids)
+    run = throughput(server, [], connections, seconds, warmup=2.0, paths=paths, expect="200")
+    return {**run, "script_bytes": plain, "script_gzip_bytes": transfer}
+
+
+# -- 4. a batch job -------------------------------------------------------------------------------
 def batch(server: Server, upload: bytes, rows: int, timeout: float) -> dict[str, Any]:
     rss_before = server.peak_rss_mb()
     with httpx2.Client(base_url=server.base_url, timeout=600) as client:
@@ -417,6 +449,15 @@ def print_report(results: dict[str, Any]) -> None:
         if len(runs) == 2 and runs[1]["requests_per_second"]:
             ratio = runs[0]["requests_per_second"] / runs[1]["requests_per_second"]
             row(f"{runs[0]['workers']} workers / {runs[1]['workers']} worker", f"{ratio:.2f}x")
+    if fetch := results.get("widget"):
+        print(f"\nwidget: a finished explanation fetched by open panels, uvicorn {fetch['workers']} workers, "
+              f"{fetch['connections']} connections, {fetch['seconds']:.0f} s")  # fmt: skip
+        row("requests per second", f"{fetch['requests_per_second']:,.0f}")
+        lat = fetch["latency_ms"]
+        row("latency p50 / p99 (ms)", f"{lat['p50']:.1f} / {lat['p99']:.1f}")
+        row("errors", str(fetch["errors"]))
+        row("server CPU ms per request", f"{fetch['server_cpu_seconds'] * 1000 / max(fetch['requests'], 1):.2f}")
+        row("widget.js transfer (gzip) / plain bytes", f"{fetch['script_gzip_bytes']:,} / {fetch['script_bytes']:,}")
     if job := results.get("batch"):
         print(f"\nbatch: {job['rows']:,} rows, {job['upload_mb']:.1f} MB CSV, {job['workers']} uvicorn workers")
         row("upload accepted (202) after", f"{job['upload_seconds']:.1f} s")
@@ -432,7 +473,7 @@ def print_report(results: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer requests, shorter runs, a smaller batch")
-    parser.add_argument("--only", default="latency,throughput,batch", help="comma-separated parts to run")
+    parser.add_argument("--only", default="latency,throughput,widget,batch", help="comma-separated parts to run")
     parser.add_argument("--requests", type=int, help="latency: measured requests (default 300, quick 50)")
     parser.add_argument("--warmup", type=int, default=20, help="latency: requests before measuring")
     parser.add_argument("--seconds", type=float, help="throughput: seconds per run (default 10, quick 3)")
@@ -445,9 +486,9 @@ def main() -> None:
     if args.tmp_dir:
         tempfile.tempdir = str(args.tmp_dir)  # every TemporaryDirectory below, the app's data included
     parts = {p.strip() for p in args.only.split(",")}
-    unknown = parts - {"latency", "throughput", "batch"}
+    unknown = parts - {"latency", "throughput", "widget", "batch"}
     if unknown:
-        parser.error(f"--only accepts latency, throughput, batch; got {', '.join(sorted(unknown))}")
+        parser.error(f"--only accepts latency, throughput, widget, batch; got {', '.join(sorted(unknown))}")
     requests = args.requests or (50 if args.quick else 300)
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     rows = args.rows or (10_000 if args.quick else 100_000)
@@ -457,7 +498,7 @@ def main() -> None:
     results["load_average_before"] = os.getloadavg()
     if "latency" in parts:
         results["latency"] = asyncio.run(latency(requests, args.warmup, 2000))
-    if parts & {"throughput", "batch"}:
+    if parts & {"throughput", "widget", "batch"}:
         results.update(load_and_batch(parts, seconds, args.connections, rows, args.batch_workers))
     results["load_average_after"] = os.getloadavg()
     print_report(results)
@@ -487,6 +528,11 @@ def load_and_batch(parts: set[str], seconds: float, connections: int, rows: int,
                 with uvicorn_server(workers, run_dir) as server:
                     runs.append(throughput(server, bodies, connections, seconds, warmup=2.0))
             results["throughput"] = runs
+        if "widget" in parts:
+            run_dir = tmp / "widget"
+            run_dir.mkdir()
+            with uvicorn_server(2, run_dir, {"UNERASE_ADMIN_TOKEN": "bench"}) as server:
+                results["widget"] = widget_fetch(server, texts[:50], connections, seconds)
         if "batch" in parts:
             run_dir = tmp / "batch"
             run_dir.mkdir()

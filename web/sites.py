@@ -76,6 +76,13 @@ class Sites:
     _cache: dict[str, tuple[float, Site | None]] = field(default_factory=dict)
     _limiters: dict[str, RateLimiter] = field(default_factory=dict)
 
+    def cached(self, key: str) -> tuple[bool, Site | None]:
+        """(known, site) from memory only: the widget's hot path needs no thread or database."""
+        entry = self._cache.get(key)
+        if entry is not None and entry[0] > time.monotonic():
+            return True, entry[1]
+        return False, None
+
     # -- blocking: database ---------------------------------------------------------------
     def get(self, key: str) -> Site | None:
         cached = self._cache.get(key)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import bindparam, delete, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -195,14 +195,21 @@ class Store:
 
     def save_rows(self, results: Sequence[tuple[int, str, str | None, str | None, str | None]]) -> None:
         """(row id, status, label, result JSON, error); a row is written once, only while still pending."""
-        with self._session() as session:
-            for row_id, status, label, result, error in results:
-                session.execute(
-                    update(BatchRow)
-                    .where(col(BatchRow.id) == row_id, col(BatchRow.status) == "pending")
-                    .values(status=status, label=label, result=result, error=error)
-                )
-            session.commit()
+        if not results:
+            return
+        table = BatchRow.__table__  # type: ignore[attr-defined]
+        statement = (
+            update(table)
+            .where(table.c.id == bindparam("row_id"), table.c.status == "pending")
+            .values(status=bindparam("new_status"), label=bindparam("new_label"),
+                    result=bindparam("new_result"), error=bindparam("new_error"))
+        )  # fmt: skip
+        rows = [
+            {"row_id": i, "new_status": s, "new_label": label, "new_result": r, "new_error": e}
+            for i, s, label, r, e in results
+        ]
+        with self.engine.begin() as connection:
+            connection.execute(statement, rows)  # one executemany
 
     def set_job_status(self, job_id: str, status: str, stats: dict[str, Any] | None = None) -> None:
         with self._session() as session:

@@ -51,7 +51,9 @@ def own_origin(request: Request) -> str:
 
 async def allowed_site(site_key: str, request: Request, services: ServicesDep) -> Site:
     """The site named by the key, if the request comes from one of its origins; counted against its limit."""
-    site = await run_in_threadpool(services.sites.get, site_key)
+    known, site = services.sites.cached(site_key)
+    if not known:
+        site = await run_in_threadpool(services.sites.get, site_key)
     if site is None:
         raise UnknownSite(f"no site has the key '{site_key}'; register one with `unerase site add`")
     services.sites.check_origin(site, request.headers.get("origin"), own_origin(request))
