@@ -27,6 +27,8 @@ import contextlib
 import json
 import multiprocessing
 import os
+import re
+import shutil
 import signal
 import socket
 import statistics
@@ -353,6 +355,60 @@ def throughput(
     }
 
 
+def wrk_throughput(
+    server: Server, bodies: list[bytes], connections: int, seconds: float, paths: tuple[str, ...] = ()
+) -> dict[str, Any] | None:
+    """The same load from wrk (C, two threads), when it is installed: it needs far less CPU than the
+    Python client, so on a 2-core machine more of the machine measures the server."""
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        return None
+    items = paths or tuple(body.decode() for body in bodies[:500])
+    # every request body / path as a Lua long string; wrk cycles through them
+    entries = ",\n".join("[==[" + item + "]==]" for item in items)
+    if paths:
+        lua = f"local items = {{{entries}}}\nlocal i = 0\nrequest = function()\n  i = i % #items + 1\n" \
+              "  return wrk.format('GET', items[i])\nend\n"  # fmt: skip
+    else:
+        lua = f"local items = {{{entries}}}\nlocal i = 0\nwrk.method = 'POST'\n" \
+              "wrk.headers['Content-Type'] = 'application/json'\nrequest = function()\n  i = i % #items + 1\n" \
+              "  return wrk.format('POST', '/api/v1/analyses', nil, items[i])\nend\n"  # fmt: skip
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(lua)
+    warm = [wrk, "-t2", f"-c{connections}", "-d2s", "-s", script.name, server.base_url]
+    subprocess.run(warm, capture_output=True, timeout=60, check=True)
+    cpu_before = server.cpu_seconds()
+    command = [wrk, "-t2", f"-c{connections}", f"-d{seconds:.0f}s", "--latency", "-s", script.name, server.base_url]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    server_cpu = server.cpu_seconds() - cpu_before
+    os.unlink(script.name)
+
+    def ms(value: str) -> float:  # wrk writes 850.00us, 12.34ms, 1.02s
+        for unit, factor in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
+            if value.endswith(unit):
+                return float(value[: -len(unit)]) * factor
+        return float(value)
+
+    percentiles_ms = {f"p{m[0]}": ms(m[1]) for m in re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M)}
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = int(bad.group(1)) if bad else 0
+    socket_errors = re.search(r"Socket errors: (.*)", out)
+    return {
+        "tool": "wrk",
+        "workers": server.workers,
+        "connections": connections,
+        "seconds": seconds,
+        "requests": requests,
+        "requests_per_second": rate,
+        "errors": errors,
+        "socket_errors": socket_errors.group(1) if socket_errors else "",
+        "latency_ms": percentiles_ms,
+        "server_cpu_seconds": server_cpu,
+    }
+
+
 # -- 3. the widget: a finished explanation fetched again and again --------------------------------------
 def widget_fetch(server: Server, texts: list[str], connections: int, seconds: float) -> dict[str, Any]:
     """Registers a site, lets one batched check analyse 50 posts, then measures fetching their (cached)
@@ -368,7 +424,8 @@ def widget_fetch(server: Server, texts: list[str], connections: int, seconds: fl
         plain = len(client.get("/widget.js", headers={"Accept-Encoding": "identity"}).content)
     paths = tuple(f"/api/v1/widget/{site}/analyses/{analysis_id}" for analysis_id in ids)
     run = throughput(server, [], connections, seconds, warmup=2.0, paths=paths, expect="200")
-    return {**run, "script_bytes": plain, "script_gzip_bytes": transfer}
+    return {**run, "wrk": wrk_throughput(server, [], 8, seconds, paths), "script_bytes": plain,
+            "script_gzip_bytes": transfer}  # fmt: skip
 
 
 # -- 4. a batch job -------------------------------------------------------------------------------
@@ -446,6 +503,21 @@ def print_report(results: dict[str, Any]) -> None:
             ("client CPU seconds in the window", lambda r: f"{r['client_cpu_seconds']:.1f}"),
         ):
             row(label, "".join(f"{get(r):>12}" for r in runs))
+        if all(r.get("wrk") for r in runs):
+            row(
+                "wrk (C client, 32 connections): requests/s",
+                "".join(f"{r['wrk']['requests_per_second']:>12,.0f}" for r in runs),
+            )
+            row(
+                "wrk latency p50 / p99 (ms)",
+                "".join(
+                    f"{r['wrk']['latency_ms'].get('p50', 0):>6.1f}/{r['wrk']['latency_ms'].get('p99', 0):<5.0f}"
+                    for r in runs
+                ),
+            )
+            row("wrk errors, server CPU ms per request", "".join(
+                f"{r['wrk']['errors']:>6}, {r['wrk']['server_cpu_seconds'] * 1000 / max(r['wrk']['requests'], 1):<4.1f}"
+                for r in runs))  # fmt: skip
         if len(runs) == 2 and runs[1]["requests_per_second"]:
             ratio = runs[0]["requests_per_second"] / runs[1]["requests_per_second"]
             row(f"{runs[0]['workers']} workers / {runs[1]['workers']} worker", f"{ratio:.2f}x")
@@ -457,6 +529,13 @@ def print_report(results: dict[str, Any]) -> None:
         row("latency p50 / p99 (ms)", f"{lat['p50']:.1f} / {lat['p99']:.1f}")
         row("errors", str(fetch["errors"]))
         row("server CPU ms per request", f"{fetch['server_cpu_seconds'] * 1000 / max(fetch['requests'], 1):.2f}")
+        if w := fetch.get("wrk"):
+            row(f"wrk (C client, {w['connections']} connections): requests/s", f"{w['requests_per_second']:,.0f}")
+            row(
+                "wrk latency p50 / p99 (ms)",
+                f"{w['latency_ms'].get('p50', 0):.1f} / {w['latency_ms'].get('p99', 0):.1f}",
+            )
+            row("wrk errors", str(w["errors"]))
         row("widget.js transfer (gzip) / plain bytes", f"{fetch['script_gzip_bytes']:,} / {fetch['script_bytes']:,}")
     if job := results.get("batch"):
         print(f"\nbatch: {job['rows']:,} rows, {job['upload_mb']:.1f} MB CSV, {job['workers']} uvicorn workers")
@@ -526,7 +605,9 @@ def load_and_batch(parts: set[str], seconds: float, connections: int, rows: int,
                 run_dir = tmp / f"throughput-{workers}"
                 run_dir.mkdir()
                 with uvicorn_server(workers, run_dir) as server:
-                    runs.append(throughput(server, bodies, connections, seconds, warmup=2.0))
+                    run = throughput(server, bodies, connections, seconds, warmup=2.0)
+                    run["wrk"] = wrk_throughput(server, bodies, 32, seconds)
+                    runs.append(run)
             results["throughput"] = runs
         if "widget" in parts:
             run_dir = tmp / "widget"

@@ -126,7 +126,11 @@ def test_client_disconnect_cancels_pending_model_calls(tmp_path: Path) -> None:
                 if line.startswith("event:"):
                     seen.append(line[6:].strip())
                 if seen.count("hit") == 2:
-                    break  # both hits are here; the model calls are pending; hang up
+                    for _ in range(100):  # bounded: 10 s for the three calls to reach the (slow) model
+                        if backend.started == 3:
+                            break
+                        time.sleep(0.1)
+                    break  # both hits are here and the model calls are pending: hang up
         analysis_id = response.headers["location"].rsplit("/", 1)[-1]
         for _ in range(100):  # bounded: 10 s
             if backend.started and backend.running == 0:

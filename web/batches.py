@@ -62,11 +62,10 @@ def create_job(
     id_column: str | None = None,
     lang_column: str | None = None,
 ) -> BatchJob:
-    """Blocking: parses the whole file (whole-file errors raise before anything is stored)."""
-    items = list(
-        read_records(
-            data, fmt, text_column=text_column, id_column=id_column, lang_column=lang_column, limits=limits(services)
-        )
+    """Blocking. Whole-file errors raise when reading starts, before anything is stored; the records
+    then stream into the database in chunks, so a large file never sits in memory as objects."""
+    items = read_records(
+        data, fmt, text_column=text_column, id_column=id_column, lang_column=lang_column, limits=limits(services)
     )
     job = BatchJob(id=uuid.uuid4().hex, filename=filename[:200], format=fmt, mode=mode)
     services.store.create_job(job, rows_of(job.id, items))

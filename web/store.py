@@ -76,7 +76,7 @@ class Store:
             session.execute(query.values(status=status))
             session.commit()
 
-    def save_result(self, analysis_id: str, events: Sequence[StoredEvent]) -> None:
+    def save_result(self, analysis_id: str, events: Sequence[StoredEvent], new: AnalysisRecord | None = None) -> None:
         """The finished stream, and its hits, verdicts and decision as rows, in one transaction.
 
         Written with bulk Core statements (not ORM objects): this runs once per analysis and its cost
@@ -125,22 +125,27 @@ class Store:
                     }
                 )
         analyses = AnalysisRecord.__table__  # type: ignore[attr-defined]
+        result = {
+            "status": "complete",
+            "events": json.dumps(events, ensure_ascii=False),
+            "language": first.get("language"),
+            "elapsed_ms": done.get("elapsed_ms"),
+        }
         with self.engine.begin() as connection:
-            connection.execute(
-                update(analyses)
-                .where(analyses.c.id == analysis_id)
-                .values(
-                    status="complete",
-                    events=json.dumps(events, ensure_ascii=False),
-                    language=first.get("language"),
-                    elapsed_ms=done.get("elapsed_ms"),
-                )
-            )
+            if new is not None:
+                connection.execute(analyses.insert().values({**new.model_dump(), **result}))
+            else:
+                connection.execute(update(analyses).where(analyses.c.id == analysis_id).values(result))
             for model, rows in ((HitRecord, hits), (VerdictRecord, verdicts), (DecisionRecord, decisions)):
                 table = model.__table__  # type: ignore[union-attr]
-                connection.execute(delete(table).where(table.c.analysis_id == analysis_id))
+                if new is None:
+                    connection.execute(delete(table).where(table.c.analysis_id == analysis_id))
                 if rows:
                     connection.execute(table.insert(), rows)
+
+    def save_new(self, record: AnalysisRecord, events: Sequence[StoredEvent]) -> None:
+        """A finished analysis that was never stored pending (the synchronous API): one transaction."""
+        self.save_result(record.id, events, new=record)
 
     def reset_unfinished_analyses(self) -> int:
         """After a restart nothing is running: unfinished analyses go back to pending (they rerun on request)."""

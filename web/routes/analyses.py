@@ -21,7 +21,7 @@ from web.deps import RateLimit, ServicesDep
 from web.errors import NotFound
 from web.models import AnalysisRecord
 from web.results import analysis_document, links
-from web.runs import Runs
+from web.runs import Runs, stored
 from web.services import Services
 from web.sse import json_message, last_event_id, numbered, respond
 
@@ -48,17 +48,22 @@ class AnalysisRequest(BaseModel):
     )
 
 
-async def create_record(
-    services: Services, text: str, lang: str | None, mode: str | None, source: str
-) -> AnalysisRecord:
+def new_record(services: Services, text: str, lang: str | None, mode: str | None, source: str) -> AnalysisRecord:
+    """A checked, not yet stored analysis."""
     services.check_text(text, lang)
-    record = AnalysisRecord(
+    return AnalysisRecord(
         id=uuid.uuid4().hex,
         text=text,
         requested_language=lang or None,
         mode=mode or services.settings.mode,
         source=source,
     )
+
+
+async def create_record(
+    services: Services, text: str, lang: str | None, mode: str | None, source: str
+) -> AnalysisRecord:
+    record = new_record(services, text, lang, mode, source)
     await run_in_threadpool(services.store.create_analysis, record)
     return record
 
@@ -90,21 +95,24 @@ async def create_analysis(
     accept: Annotated[str, Header()] = "",
     prefer: Annotated[str, Header()] = "",
 ) -> Response:
-    record = await create_record(services, body.text, body.lang, body.mode, "api")
+    record = new_record(services, body.text, body.lang, body.mode, "api")
     location = {"Location": f"/api/v1/analyses/{record.id}"}
+    if "text/event-stream" not in accept and "respond-async" not in prefer:
+        # nobody else can know this analysis before the answer: run it here and store it once, finished
+        analysis = services.analyzer.analyze(record.text, record.requested_language, record.mode, record.id)
+        events = [stored(event) async for event in analysis]
+        await run_in_threadpool(services.store.save_new, record, events)
+        record.status = "complete"
+        return JSONResponse(analysis_document(record, events), status_code=201, headers=location)
+    await run_in_threadpool(services.store.create_analysis, record)
     if "text/event-stream" in accept:
         stream = numbered(services.runs.events_of(record))
         response = respond(stream, lambda n, e: [json_message(n, e)])
         response.headers.update(location)
         return response
-    if "respond-async" in prefer:
-        services.runs.start(record.id, record.text, record.requested_language, record.mode, detached=True)
-        body_202 = {"id": record.id, "status": "pending", "links": links(record.id)}
-        return JSONResponse(body_202, status_code=202, headers=location)
-    run = services.runs.start(record.id, record.text, record.requested_language, record.mode)
-    events = [event async for event in services.runs.follow(run)]
-    record.status = "complete"
-    return JSONResponse(analysis_document(record, events), status_code=201, headers=location)
+    services.runs.start(record.id, record.text, record.requested_language, record.mode, detached=True)
+    body_202 = {"id": record.id, "status": "pending", "links": links(record.id)}
+    return JSONResponse(body_202, status_code=202, headers=location)
 
 
 @router.get("/analyses/{analysis_id}", responses=PROBLEM_RESPONSES)
