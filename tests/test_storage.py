@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,18 @@ def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
     with engine.connect() as connection:
         assert connection.execute(text("PRAGMA journal_mode")).scalar_one() == "wal"
     assert (tmp_path / "nested" / "unerase.db").exists()
+
+
+def test_workers_starting_together_on_a_new_database(tmp_path: Path) -> None:
+    # uvicorn --workers 2 on a fresh data directory: every worker creates the tables at once
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    with ThreadPoolExecutor(6) as pool:
+        engines = list(pool.map(lambda _: make_engine(url), range(6)))
+    with engines[0].connect() as connection:
+        tables = connection.execute(text("SELECT count(*) FROM sqlite_master WHERE type = 'table'")).scalar_one()
+    assert tables >= 8
+    for engine in engines:
+        engine.dispose()
 
 
 def test_an_analysis_is_stored_with_its_rows_and_saving_twice_replaces(store: Store) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlmodel import SQLModel, create_engine
 
 from web import models  # noqa: F401  (registers the tables)
@@ -29,5 +31,19 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             cursor.close()
     else:
         engine = create_engine(url, pool_pre_ping=True, **kwargs)
-    SQLModel.metadata.create_all(engine)
+    create_tables(engine)
     return engine
+
+
+def create_tables(engine: Engine, attempts: int = 5) -> None:
+    """Creates missing tables. Several workers starting on a new database race to create the same
+    table; the loser's error only means another process got there first, so it looks again."""
+    for attempt in range(attempts):
+        try:
+            SQLModel.metadata.create_all(engine)
+            return
+        except (OperationalError, ProgrammingError, IntegrityError) as exc:
+            raced = "already exists" in str(exc) or "duplicate" in str(exc).lower()
+            if not raced or attempt == attempts - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
