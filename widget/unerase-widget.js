@@ -425,7 +425,9 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
         (d.severity && d.severity !== "none" ? " · " + s.sev + ": " + word(s.sevs, d.severity) : "") +
         (cats ? " · " + s.targets + ": " + cats : ""));
     }
-    const drawErrors = () => errors.replaceChildren(...doc.errors.map((e) => el("p", {}, String(e.message || ""))));
+    // one line per message: two stages failing the same way (a model that is down) read as one
+    const drawErrors = () => errors.replaceChildren(...[...new Set(doc.errors.map((e) => String(e.message || "")))]
+      .map((m) => el("p", {}, m)));
     drawHits();
     drawExplanation();
     drawDecision();
