@@ -1,15 +1,19 @@
-"""Horizontal bar charts drawn on the server as inline SVG, so statistics pages need no JavaScript.
+"""Bar and line charts drawn on the server as inline SVG, so statistics pages need no JavaScript.
 
-The page stylesheet decides colours and fonts through the classes `chart`, `bar`, `label` and
-`value`: the Content-Security-Policy forbids inline `style` attributes, so none are emitted and
-only geometry travels as attributes.
+The page stylesheet decides colours and fonts through classes (`chart`, `bar`, `label`, `value`;
+for line charts `series series-N`, `axis`, `tick`, `marker`, `legend`): the Content-Security-Policy
+forbids inline `style` attributes, so none are emitted. Besides geometry, lines carry only
+`fill="none"` and `stroke="currentColor"` presentation attributes, which any stylesheet rule overrides,
+so that a line chart stays legible before the stylesheet has rules for it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from markupsafe import Markup
 
@@ -106,3 +110,205 @@ def _number(value: float) -> str:
 def _chart_id(title: str) -> str:
     digest = hashlib.sha1(title.encode("utf-8"), usedforsecurity=False).hexdigest()[:8]
     return f"chart-{digest}-{next(_serial)}"
+
+
+# Line chart layout: room on the left for y tick labels and the rotated y label, at the bottom for
+# x tick labels and the x label, at the top for the legend.
+LINE_LEFT = 64
+LINE_RIGHT = 16
+LINE_TOP = 28
+LINE_BOTTOM = 44
+TARGET_TICKS = 5
+MIN_LINE_PLOT = 40
+
+Point = tuple[float, float]
+
+
+def line_chart(
+    series: Sequence[tuple[str, Sequence[Point]]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    marker: tuple[float, str] | None = None,
+    width: int = 560,
+    height: int = 280,
+) -> Markup:
+    """Draw named series of (x, y) points as polylines on shared axes, with an optional vertical marker.
+
+    The axes span the smallest and largest x and y over all points (and the marker's x), so every
+    point lies inside the plot box; points are joined in the order given. A marker such as
+    `(0.63, "τ = 0.63")` draws a labelled vertical line at that x. Series without points are left out;
+    when no series has points the result is a short paragraph saying there is no data.
+    """
+    if width - LINE_LEFT - LINE_RIGHT < MIN_LINE_PLOT or height - LINE_TOP - LINE_BOTTOM < MIN_LINE_PLOT:
+        raise ValueError(
+            f"a line chart of {width}×{height} pixels leaves no room to plot; give at least"
+            f" {LINE_LEFT + LINE_RIGHT + MIN_LINE_PLOT}×{LINE_TOP + LINE_BOTTOM + MIN_LINE_PLOT}"
+        )
+    for name, points in series:
+        for point in points:
+            if not all(isinstance(c, int | float) and math.isfinite(c) for c in point):
+                raise ValueError(f"the points of series {name!r} must be pairs of finite numbers, got {point!r}")
+    if marker is not None and not math.isfinite(marker[0]):
+        raise ValueError(f"the marker must be at a finite x, got {marker[0]!r}")
+    drawn = [(index, name, points) for index, (name, points) in enumerate(series, start=1) if points]
+    if not drawn:
+        return Markup('<p class="chart-empty">No data for {}.</p>').format(title)
+
+    xs = [x for _, _, points in drawn for x, _ in points] + ([marker[0]] if marker else [])
+    ys = [y for _, _, points in drawn for _, y in points]
+    box = _Box(LINE_LEFT, LINE_TOP, width - LINE_LEFT - LINE_RIGHT, height - LINE_TOP - LINE_BOTTOM)
+    scale = _Scale(box, _span(min(xs), max(xs)), _span(min(ys), max(ys)))
+    chart_id = _chart_id(title)
+
+    described = "; ".join(f"{name} ({len(points)} point{'s' if len(points) != 1 else ''})" for _, name, points in drawn)
+    description = (
+        f"{x_label} from {_number(scale.x_range[0])} to {_number(scale.x_range[1])}; "
+        f"{y_label} from {_number(scale.y_range[0])} to {_number(scale.y_range[1])}; {described}"
+    )
+    if marker is not None:
+        description += f"; marked: {marker[1]} at {_number(marker[0])}"
+
+    parts = [
+        Markup(
+            '<svg xmlns="http://www.w3.org/2000/svg" class="chart line-chart" role="img"'
+            ' aria-labelledby="{0}-title {0}-desc" width="{1}" height="{2}" viewBox="0 0 {1} {2}">'
+        ).format(chart_id, width, height),
+        Markup('<title id="{}-title">{}</title>').format(chart_id, title),
+        Markup('<desc id="{}-desc">{}</desc>').format(chart_id, description),
+        _axes(scale, x_label, y_label),
+    ]
+    for index, name, points in drawn:
+        coordinates = " ".join(f"{_number(scale.x(x))},{_number(scale.y(y))}" for x, y in points)
+        parts.append(
+            Markup(
+                '<polyline class="series series-{}" fill="none" stroke="currentColor" points="{}"><title>{}</title>'
+                "</polyline>"
+            ).format(index, coordinates, name)
+        )
+    if marker is not None:
+        parts.append(_marker(scale, *marker))
+    parts.append(_legend(drawn))
+    parts.append(Markup("</svg>"))
+    return Markup("").join(parts)
+
+
+@dataclass(frozen=True)
+class _Box:
+    left: float
+    top: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class _Scale:
+    """Maps data coordinates into the plot box; y grows upwards in the data and downwards in SVG."""
+
+    box: _Box
+    x_range: tuple[float, float]
+    y_range: tuple[float, float]
+
+    def x(self, value: float) -> float:
+        low, high = self.x_range
+        return self.box.left + (value - low) / (high - low) * self.box.width
+
+    def y(self, value: float) -> float:
+        low, high = self.y_range
+        return self.box.top + self.box.height - (value - low) / (high - low) * self.box.height
+
+
+def _span(low: float, high: float) -> tuple[float, float]:
+    # A single value still needs a range to scale into; centre it.
+    return (low - 0.5, high + 0.5) if low == high else (low, high)
+
+
+def _ticks(low: float, high: float) -> list[float]:
+    """Round tick values (steps of 1, 2 or 5 times a power of ten) inside [low, high], at most about five."""
+    span = high - low
+    magnitude = 10 ** math.floor(math.log10(span / TARGET_TICKS))
+    step = next(m * magnitude for m in (1, 2, 5, 10) if span / (m * magnitude) <= TARGET_TICKS)
+    first = math.ceil(low / step - 1e-9)
+    last = math.floor(high / step + 1e-9)
+    # Multiplying an integer by the step (not adding steps up) keeps 0.30000000000000004 out of labels.
+    return [round(k * step, 12) for k in range(first, last + 1)]
+
+
+def _tick_label(value: float) -> str:
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _axes(scale: _Scale, x_label: str, y_label: str) -> Markup:
+    box = scale.box
+    bottom, right = box.top + box.height, box.left + box.width
+    parts = [
+        Markup('<g class="axes" stroke="currentColor">'),
+        Markup('<line class="axis x-axis" x1="{0}" y1="{1}" x2="{2}" y2="{1}"/>').format(box.left, bottom, right),
+        Markup('<line class="axis y-axis" x1="{0}" y1="{1}" x2="{0}" y2="{2}"/>').format(box.left, box.top, bottom),
+    ]
+    for tick in _ticks(*scale.x_range):
+        x = _number(scale.x(tick))
+        parts.append(
+            Markup(
+                '<g class="tick x-tick"><line x1="{x}" y1="{y}" x2="{x}" y2="{y2}"/>'
+                '<text class="tick-label" x="{x}" y="{y3}" text-anchor="middle" stroke="none">{label}</text></g>'
+            ).format(x=x, y=bottom, y2=bottom + 4, y3=bottom + 16, label=_tick_label(tick))
+        )
+    for tick in _ticks(*scale.y_range):
+        y = _number(scale.y(tick))
+        parts.append(
+            Markup(
+                '<g class="tick y-tick"><line x1="{x2}" y1="{y}" x2="{x}" y2="{y}"/>'
+                '<text class="tick-label" x="{x3}" y="{y}" dy="0.35em" text-anchor="end" stroke="none">{label}</text>'
+                "</g>"
+            ).format(x=box.left, x2=box.left - 4, x3=box.left - 6, y=y, label=_tick_label(tick))
+        )
+    low, high = scale.y_range
+    if low < 0 < high:  # values such as V(τ) change sign; a zero line shows where gains turn into losses
+        y = _number(scale.y(0))
+        parts.append(Markup('<line class="zero" x1="{}" y1="{y}" x2="{}" y2="{y}"/>').format(box.left, right, y=y))
+    middle_y = _number(box.top + box.height / 2)
+    parts += [
+        Markup('<text class="axis-label x-label" x="{}" y="{}" text-anchor="middle" stroke="none">{}</text>').format(
+            _number(box.left + box.width / 2), bottom + 36, x_label
+        ),
+        Markup(
+            '<text class="axis-label y-label" x="14" y="{0}" text-anchor="middle" transform="rotate(-90 14 {0})"'
+            ' stroke="none">{1}</text>'
+        ).format(middle_y, y_label),
+        Markup("</g>"),
+    ]
+    return Markup("").join(parts)
+
+
+def _marker(scale: _Scale, x: float, label: str) -> Markup:
+    box = scale.box
+    position = _number(scale.x(x))
+    # Past the middle the label would run off the right edge, so it is written to the left of the line.
+    anchor, shift = ("end", -4) if scale.x(x) > box.left + box.width / 2 else ("start", 4)
+    return Markup(
+        '<g class="marker"><line class="marker-line" stroke="currentColor" x1="{x}" y1="{top}" x2="{x}" y2="{bottom}"/>'
+        '<text class="marker-label" x="{x}" dx="{shift}" y="{label_y}" text-anchor="{anchor}">{label}</text></g>'
+    ).format(
+        x=position,
+        top=box.top,
+        bottom=box.top + box.height,
+        shift=shift,
+        label_y=box.top + 12,
+        anchor=anchor,
+        label=label,
+    )
+
+
+def _legend(drawn: Sequence[tuple[int, str, Sequence[Point]]]) -> Markup:
+    """One short line sample and name per series along the top, each about 150 pixels wide."""
+    entries = [
+        Markup(
+            '<line class="series series-{0}" fill="none" stroke="currentColor" x1="{1}" y1="12" x2="{2}" y2="12"/>'
+            '<text class="legend-label" x="{3}" y="12" dy="0.35em">{4}</text>'
+        ).format(index, LINE_LEFT + slot * 150, LINE_LEFT + slot * 150 + 20, LINE_LEFT + slot * 150 + 26, name)
+        for slot, (index, name, _) in enumerate(drawn)
+    ]
+    return Markup('<g class="legend">{}</g>').format(Markup("").join(entries))
