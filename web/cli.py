@@ -4,11 +4,16 @@ unerase site add --name NAME [--origin URL ...] [--lang xx ...] [--mode fast|tho
                  [--no-store] [--show-checked] [--rate-limit N]
 unerase site list [--json]
 unerase site update KEY [the same options; --store / --no-store, --show-checked / --hide-checked]
+unerase user create NAME [--role moderator|admin] [--password-stdin]
+unerase user passwd NAME [--password-stdin]
+unerase user disable NAME
+unerase user list [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import sys
 from collections.abc import Sequence
@@ -19,6 +24,7 @@ from sqlmodel import Session
 from engine.cli import build_parser
 from engine.cli import main as engine_main
 from engine.errors import UneraseError
+from web.auth import Accounts, normalise_username
 from web.db import make_engine
 from web.models import Site
 from web.settings import get_settings
@@ -28,6 +34,10 @@ from web.store import Store
 
 def _sites() -> Sites:
     return Sites(Store(make_engine(get_settings().resolved_database_url)))
+
+
+def _accounts() -> Accounts:
+    return Accounts(make_engine(get_settings().resolved_database_url))
 
 
 def _apply(site: Site, args: argparse.Namespace) -> Site:
@@ -87,6 +97,71 @@ def cmd_site_update(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_password(args: argparse.Namespace) -> str:
+    if args.password_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    password = getpass.getpass(f"password for {args.name}: ")
+    if getpass.getpass("the same again: ") != password:
+        raise UneraseError("the two passwords differ; nothing was changed")
+    return password
+
+
+def cmd_user_create(args: argparse.Namespace) -> int:
+    accounts = _accounts()
+    name = normalise_username(args.name)  # refuse a bad or taken name before asking for a password
+    if accounts.get(name) is not None:
+        raise UneraseError(f"a user named '{name}' already exists; `unerase user passwd {name}` changes the password")
+    user = accounts.create(name, _read_password(args), args.role)
+    print(f"created {user.role} '{user.username}'")
+    return 0
+
+
+def cmd_user_passwd(args: argparse.Namespace) -> int:
+    accounts = _accounts()
+    if accounts.get(args.name) is None:  # before asking for a password that would be thrown away
+        raise UneraseError(f"no user is named '{args.name}'; `unerase user list` shows them")
+    user = accounts.set_password(args.name, _read_password(args))
+    print(f"changed the password of '{user.username}'; their sessions were ended")
+    return 0
+
+
+def cmd_user_disable(args: argparse.Namespace) -> int:
+    user = _accounts().disable(args.name)
+    print(f"disabled '{user.username}'; their sessions were ended")
+    return 0
+
+
+def cmd_user_list(args: argparse.Namespace) -> int:
+    for user in _accounts().all():
+        state = "disabled" if user.disabled else "active"
+        if args.json:
+            print(json.dumps({"username": user.username, "role": user.role, "disabled": user.disabled}))
+        else:
+            print(f"{user.username}\t{user.role}\t{state}")
+    return 0
+
+
+def _add_user_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    user = commands.add_parser("user", help="moderator and admin accounts for the review and admin pages")
+    usub = user.add_subparsers(dest="user_command", required=True)
+    stdin_help = "read the password from the first line of standard input instead of asking"
+    create = usub.add_parser("create", help="add an account; asks for its password")
+    create.add_argument("name")
+    create.add_argument("--role", choices=["moderator", "admin"], default="moderator")
+    create.add_argument("--password-stdin", action="store_true", help=stdin_help)
+    create.set_defaults(func=cmd_user_create)
+    passwd = usub.add_parser("passwd", help="set a new password (ends the user's sessions)")
+    passwd.add_argument("name")
+    passwd.add_argument("--password-stdin", action="store_true", help=stdin_help)
+    passwd.set_defaults(func=cmd_user_passwd)
+    disable = usub.add_parser("disable", help="refuse the account's logins and end its sessions")
+    disable.add_argument("name")
+    disable.set_defaults(func=cmd_user_disable)
+    listing = usub.add_parser("list", help="the accounts")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=cmd_user_list)
+
+
 def _site_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--name", required=adding)
     parser.add_argument("--origin", action="append", help="allowed origin, e.g. https://forum.example (repeatable)")
@@ -115,6 +190,7 @@ def build_full_parser() -> argparse.ArgumentParser:
     update.add_argument("key")
     _site_options(update, adding=False)
     update.set_defaults(func=cmd_site_update)
+    _add_user_commands(commands)
     return parser
 
 

@@ -149,3 +149,28 @@ class Feedback(SQLModel, table=True):
     helpful: bool
     comment: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class User(SQLModel, table=True):
+    """A moderator or admin who logs in to the review and admin pages. Names are stored in lower case."""
+
+    __tablename__ = "user_account"  # "user" is a reserved word in PostgreSQL
+
+    id: int | None = Field(default=None, primary_key=True)
+    username: str = Field(max_length=64, unique=True, index=True)
+    password_hash: str = Field(max_length=255)
+    role: str = Field(default="moderator", max_length=16)  # admin, moderator
+    disabled: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class LoginSession(SQLModel, table=True):
+    """A signed-in browser. Only the hash of the cookie's token is kept, so a leaked table opens no session."""
+
+    __tablename__ = "login_session"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    username: str = Field(foreign_key="user_account.username", index=True, max_length=64)
+    csrf_token: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime = Field(index=True)

@@ -82,6 +82,10 @@ class Settings(BaseSettings):
         default=None,
         description="Secret for the admin pages and API (sites, feedback); unset: they are closed.",
     )
+    session_hours: float = Field(default=12.0, description="How long a moderator's login lasts, in hours.")
+    login_attempts: int = Field(
+        default=10, description="Failed logins accepted per client IP and per user name within 15 minutes."
+    )
     widget_wait_seconds: float = Field(
         default=3.0, description="How long a widget check waits for analyses before answering with what is ready."
     )

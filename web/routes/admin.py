@@ -1,7 +1,8 @@
 """Registering sites for the widget, and reading readers' feedback: admin API and page.
 
-Closed unless `admin_token` is set. The API takes `Authorization: Bearer TOKEN`; the page takes
-HTTP Basic (any user name, the token as password), and its forms carry a CSRF token derived from
+Open to a signed-in admin account (session cookie; its forms carry the session's CSRF token), and,
+when `admin_token` is set, to that token: the API takes `Authorization: Bearer TOKEN`; the page takes
+HTTP Basic (any user name, the token as password), and its forms then carry a CSRF token derived from
 the admin token, so another site cannot post them with the browser's stored credentials.
 """
 
@@ -19,6 +20,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from engine.errors import UneraseError
+from web import auth
 from web.deps import ServicesDep, TemplatesDep
 from web.errors import Closed, NotFound, Unauthorized
 from web.models import Site, iso
@@ -29,17 +31,25 @@ from web.sites import new_key, normalise_origin, parse_list, site_to_dict
 router = APIRouter(tags=["admin"])
 
 
-def require_admin(request: Request, services: ServicesDep) -> None:
+async def require_admin(request: Request, services: ServicesDep) -> None:
+    signed_in = await auth.current_session(request)
+    if signed_in is not None and signed_in.is_admin:
+        return
+    header = request.headers.get("authorization", "")
+    if signed_in is not None and not header:
+        raise auth.Forbidden(f"this needs an admin account; '{signed_in.user.username}' is a {signed_in.user.role}")
     token = services.settings.admin_token
     if not token:
-        raise Closed("the admin pages and API are closed; set UNERASE_ADMIN_TOKEN to open them")
+        raise Closed(
+            "the admin pages and API are closed; log in with an admin account "
+            "(unerase user create NAME --role admin) or set UNERASE_ADMIN_TOKEN to open them"
+        )
     given = ""
-    auth = request.headers.get("authorization", "")
-    if auth.startswith("Bearer "):
-        given = auth[7:]
-    elif auth.startswith("Basic "):
+    if header.startswith("Bearer "):
+        given = header[7:]
+    elif header.startswith("Basic "):
         try:
-            given = base64.b64decode(auth[6:]).decode("utf-8").partition(":")[2]
+            given = base64.b64decode(header[6:]).decode("utf-8").partition(":")[2]
         except ValueError:
             given = ""
     if not given or not hmac.compare_digest(given.encode(), token.encode()):
@@ -54,8 +64,14 @@ def csrf_token(services: Services) -> str:
     return hmac.new(secret, b"unerase admin form", hashlib.sha256).hexdigest()
 
 
-def check_csrf(services: Services, given: str) -> None:
-    if not hmac.compare_digest(given.encode(), csrf_token(services).encode()):
+async def form_token(request: Request, services: Services) -> str:
+    """A signed-in admin's forms carry the session's token; token users' forms the one derived from the token."""
+    signed_in = await auth.current_session(request)
+    return signed_in.csrf_token if signed_in is not None and signed_in.is_admin else csrf_token(services)
+
+
+async def check_csrf(request: Request, services: Services, given: str) -> None:
+    if not hmac.compare_digest(given.encode(), (await form_token(request, services)).encode()):
         raise Closed("the form's security token is missing or wrong; reload the admin page and try again")
 
 
@@ -136,12 +152,13 @@ async def site_feedback(key: str, services: ServicesDep) -> JSONResponse:
 @router.get("/admin/sites", response_class=HTMLResponse, dependencies=[Admin], include_in_schema=False)
 async def sites_page(request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
     sites = [site_to_dict(site) for site in await run_in_threadpool(services.sites.all)]
-    context = {"sites": sites, "csrf": csrf_token(services), "languages": services.detector.languages}
+    context = {"sites": sites, "csrf": await form_token(request, services), "languages": services.detector.languages}
     return templates.TemplateResponse(request, "admin_sites.html", context)
 
 
 @router.post("/admin/sites", dependencies=[Admin], include_in_schema=False)
 async def sites_form(
+    request: Request,
     services: ServicesDep,
     csrf: Annotated[str, Form()],
     name: Annotated[str, Form(max_length=200)],
@@ -155,7 +172,7 @@ async def sites_form(
     key: Annotated[str, Form()] = "",
 ) -> Response:
     """Adds a site, or updates the one named by `key`."""
-    check_csrf(services, csrf)
+    await check_csrf(request, services, csrf)
     fields = SiteFields(
         name=name,
         allowed_origins=parse_list(origins.split()),
