@@ -202,6 +202,15 @@ class Server:
         ticks = os.sysconf("SC_CLK_TCK")
         return sum(int(f[11]) + int(f[12]) for f in map(proc_fields, self.worker_pids())) / ticks
 
+    def rss_mb(self) -> list[float]:
+        """VmRSS (resident memory now) in MB, per worker."""
+        now = []
+        for pid in self.worker_pids():
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    now.append(int(line.split()[1]) / 1024)
+        return now
+
     def peak_rss_mb(self) -> list[float]:
         """VmHWM (the most resident memory each worker has had) in MB, per worker."""
         peaks = []
@@ -443,8 +452,13 @@ def batch(server: Server, upload: bytes, rows: int, timeout: float) -> dict[str,
             raise SystemExit(f"the upload was refused ({response.status_code}): {response.text[:500]}")
         job = response.json()
         deadline = time.monotonic() + timeout
+        # resident memory while the rows are processed (after the upload was parsed), by progress quarter:
+        # flat when the largest worker's RSS does not grow from the first quarter to the last
+        by_quarter: dict[int, float] = {}
         while True:
             status = client.get(job["links"]["self"]).json()
+            quarter = min(3, status["percent"] // 25)
+            by_quarter[quarter] = max(by_quarter.get(quarter, 0.0), max(server.rss_mb()))
             if status["status"] == "complete":
                 break
             if time.monotonic() > deadline:
@@ -471,6 +485,7 @@ def batch(server: Server, upload: bytes, rows: int, timeout: float) -> dict[str,
         "download_mb": size / 1e6,
         "peak_rss_mb_per_worker_at_start": rss_before,
         "peak_rss_mb_per_worker": server.peak_rss_mb(),
+        "processing_rss_mb_by_quarter": [round(by_quarter[q]) for q in sorted(by_quarter)],
     }
 
 
@@ -547,6 +562,8 @@ def print_report(results: dict[str, Any]) -> None:
         peaks = ", ".join(f"{mb:.0f}" for mb in job["peak_rss_mb_per_worker"])
         start = ", ".join(f"{mb:.0f}" for mb in job["peak_rss_mb_per_worker_at_start"])
         row("peak RSS per worker (MB)", f"{peaks} (after startup: {start})")
+        quarters = ", ".join(str(mb) for mb in job.get("processing_rss_mb_by_quarter", []))
+        row("largest worker RSS while processing, by quarter (MB)", quarters)
 
 
 def main() -> None:
