@@ -22,6 +22,7 @@ from engine.detector import Detector
 from engine.errors import UneraseError
 from engine.events import AnalysisStarted, Decision, Event, Explanation, HitFound, Targeting, Verdict
 from engine.llm.backend import LLMBackend
+from engine.llm.factory import make_backend
 from engine.matching.index import default_cache_dir
 
 
@@ -52,22 +53,15 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_backend(args: argparse.Namespace) -> LLMBackend | None:
-    if args.backend == "none":
-        return None
-    if not args.model:
-        raise UneraseError(f"--backend {args.backend} needs --model (a .gguf file or a model name)")
-    if args.backend == "llama-cpp":
-        from engine.llm.llama_cpp_backend import LlamaCppBackend
-
-        return LlamaCppBackend(args.model, n_threads=args.threads)
-    from engine.llm.openai_backend import OpenAIBackend
-
-    return OpenAIBackend(
+    return make_backend(
+        args.backend,
         args.model,
         base_url=args.base_url,
         api_key=args.api_key,
+        threads=args.threads,
         timeout=args.timeout,
-        max_concurrency=args.concurrency,
+        concurrency=args.concurrency,
+        needs_model="--model (a .gguf file or a model name)",
     )
 
 

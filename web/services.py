@@ -12,6 +12,7 @@ from engine.cache import SQLiteCache
 from engine.detector import Detector
 from engine.errors import InputTooLarge, InvalidText, UneraseError, UnsupportedLanguage
 from engine.llm.backend import LLMBackend
+from engine.llm.factory import make_backend
 from engine.vocabulary.loader import load_vocabularies
 from web.db import make_engine
 from web.examples import Example, load_examples
@@ -27,22 +28,15 @@ if TYPE_CHECKING:
 
 
 def build_backend(llm: LLMSettings, settings: Settings) -> LLMBackend | None:
-    if llm.backend == "none":
-        return None
-    if not llm.model:
-        raise UneraseError(f"llm backend '{llm.backend}' needs a model: set UNERASE_LLM_MODEL (a .gguf file or a name)")
-    if llm.backend == "llama-cpp":
-        from engine.llm.llama_cpp_backend import LlamaCppBackend
-
-        return LlamaCppBackend(llm.model, n_threads=llm.threads)
-    from engine.llm.openai_backend import OpenAIBackend
-
-    return OpenAIBackend(
+    return make_backend(
+        llm.backend,
         llm.model,
         base_url=llm.base_url,
         api_key=llm.api_key,
+        threads=llm.threads,
         timeout=settings.llm_timeout,
-        max_concurrency=settings.llm_concurrency,
+        concurrency=settings.llm_concurrency,
+        needs_model="a model: set UNERASE_LLM_MODEL (a .gguf file or a model name)",
     )
 
 
