@@ -12,7 +12,8 @@ import pytest
 from engine.detector import Detector
 from engine.paths import shipped_vocabularies
 from engine.vocabulary.loader import load_vocabularies
-from web.examples import DEMO_LANGUAGES, Example, ExamplesError, load_examples
+from web.curated import DEMO_LANGUAGES
+from web.examples import Example, ExamplesError, load_examples
 
 EXAMPLES = load_examples()
 AMBIGUOUS_TITLE = "Neutral use of an ambiguous word"

@@ -15,7 +15,7 @@ from engine.detector import Detector
 from engine.events import Decision, Verdict
 from engine.paths import shipped_vocabularies
 from engine.vocabulary.loader import load_vocabularies
-from web.examples import DEMO_LANGUAGES
+from web.curated import DEMO_LANGUAGES
 from web.forum import EXPECTATIONS, ForumError, Post, Thread, load_thread
 
 THREAD = load_thread()

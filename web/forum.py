@@ -13,10 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from engine.errors import UneraseError
-from web.examples import DEMO_LANGUAGES
+from web.curated import check_keys, language, read_yaml, string
 
 DEFAULT_PATH = Path(__file__).with_name("forum.yaml")
 THREAD_KEYS = frozenset({"title", "lang", "posts"})
@@ -53,14 +51,7 @@ class Thread:
 
 def load_thread(path: Path = DEFAULT_PATH) -> Thread:
     """Read and validate the thread file; raise ForumError naming the file, post and problem."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ForumError(
-            f"{path}: cannot be read ({error.strerror}); give the path of a forum thread YAML file"
-        ) from None
-    except yaml.YAMLError as error:
-        raise ForumError(f"{path}: is not valid YAML: {error}") from None
+    data = read_yaml(path, "a forum thread YAML file", ForumError)
     if not isinstance(data, dict):
         raise ForumError(f"{path}: must be a mapping with the keys {', '.join(sorted(THREAD_KEYS))}")
     _check_keys(data, THREAD_KEYS, str(path))
@@ -99,19 +90,11 @@ def _post(entry: object, where: str) -> Post:
 
 
 def _check_keys(mapping: dict[object, object], accepted: frozenset[str], where: str) -> None:
-    unknown = set(map(str, mapping)) - accepted
-    missing = accepted - set(map(str, mapping))
-    if unknown or missing:
-        problems = [f"unknown key(s) {', '.join(sorted(unknown))}"] if unknown else []
-        problems += [f"missing key(s) {', '.join(sorted(missing))}"] if missing else []
-        raise ForumError(f"{where}: {'; '.join(problems)}; accepted keys: {', '.join(sorted(accepted))}")
+    check_keys(mapping, accepted, where, ForumError)
 
 
 def _string(mapping: dict[object, object], key: str, where: str) -> str:
-    value = mapping[key]
-    if not isinstance(value, str) or not value.strip():
-        raise ForumError(f"{where}: '{key}' must be a non-empty string, got {value!r}")
-    return value.strip()
+    return string(mapping, key, where, ForumError)
 
 
 def _when(mapping: dict[object, object], where: str) -> str:
@@ -123,7 +106,4 @@ def _when(mapping: dict[object, object], where: str) -> str:
 
 
 def _language(mapping: dict[object, object], where: str) -> str:
-    lang = _string(mapping, "lang", where)
-    if lang not in DEMO_LANGUAGES:
-        raise ForumError(f"{where}: unknown language '{lang}'; accepted: {', '.join(DEMO_LANGUAGES)}")
-    return lang
+    return language(mapping, where, ForumError)
