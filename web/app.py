@@ -18,7 +18,7 @@ from engine.paths import PROJECT_ROOT
 from web import errors
 from web.batches import BatchWorker
 from web.render import install_filters
-from web.routes import account, admin, analyses, batches, demo, widget
+from web.routes import account, admin, analyses, batches, demo, review, widget
 from web.routes import annotations as annotation_routes
 from web.services import Services
 from web.settings import Settings, get_settings
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
     app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates", context_processors=[status_line])
     install_filters(app.state.templates.env)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
-    for module in (demo, analyses, annotation_routes, batches, widget, admin, account):
+    for module in (demo, analyses, annotation_routes, batches, widget, admin, account, review):
         app.include_router(module.router)
     errors.install(app)
 

@@ -174,3 +174,33 @@ class LoginSession(SQLModel, table=True):
     csrf_token: str = Field(max_length=64)
     created_at: datetime = Field(default_factory=utcnow)
     expires_at: datetime = Field(index=True)
+
+
+class ModeratorDecision(SQLModel, table=True):
+    """A moderator's label for an analysis. The newest one per analysis is what the widget shows; older ones
+    stay as the item's history."""
+
+    __tablename__ = "moderator_decision"
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: str = Field(foreign_key="analysis.id", index=True, max_length=32)
+    moderator: str = Field(max_length=64)
+    label: str = Field(max_length=16)  # flagged, not_flagged
+    explanation: str | None = None  # None: the automatic explanation stands
+    note: str = ""
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class AuditEntry(SQLModel, table=True):
+    """One moderator action, written once and never changed: who did what to which item, and the state
+    before and after (JSON)."""
+
+    __tablename__ = "audit_entry"
+
+    id: int | None = Field(default=None, primary_key=True)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    actor: str = Field(max_length=64)
+    action: str = Field(max_length=16)  # confirm, overturn, explain, note
+    analysis_id: str = Field(index=True, max_length=32)
+    before: str  # JSON
+    after: str  # JSON

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -22,14 +23,16 @@ from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
 from engine.errors import UneraseError
-from web.models import AnalysisRecord, Site, WidgetResult
+from web.models import AnalysisRecord, ModeratorDecision, Site, WidgetResult
 from web.results import analysis_document, fold
+from web.review import apply_to_document, apply_to_summary, latest_decisions
 from web.services import Services
 from web.sites import languages_of
 from web.store import StoredEvent
 
 MAX_POSTS = 100
 DOCUMENTS = 20_000  # finished analysis documents kept ready to send, as bytes
+DOCUMENT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,21 @@ def content_key(services: Services, site: Site, text: str, language: str | None)
     return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def summary(analysis_id: str, post_id: str, events: Sequence[StoredEvent], site: Site) -> dict[str, Any]:
-    """One post's answer: the label the widget shows, with the site's threshold applied."""
+def summary(
+    analysis_id: str,
+    post_id: str,
+    events: Sequence[StoredEvent],
+    site: Site,
+    moderator: ModeratorDecision | None = None,
+) -> dict[str, Any]:
+    """One post's answer: the label the widget shows, with the site's threshold applied; a moderator's
+    decision, when there is one, replaces the automatic label whatever the threshold says."""
     result = fold(events)
     decision = result["decision"]
+    if moderator is not None:
+        severity = decision["severity"] if decision else None
+        answer = {"id": post_id, "analysis_id": analysis_id, "label": "", "severity": severity, "status": "complete"}
+        return apply_to_summary(answer, moderator)
     if decision is None:
         # still running: an unambiguous term already flags it; other hits wait for their verdicts
         hits = result["hits"]
@@ -79,7 +93,9 @@ class Widget:
     def __init__(self, services: Services) -> None:
         self.services = services
         self._memory_keys: OrderedDict[str, str] = OrderedDict()  # no-store sites: content key -> analysis id
-        self.documents: OrderedDict[str, bytes] = OrderedDict()
+        # finished documents ready to send, with the time they were made: another worker process may
+        # record a moderator's decision, which this one learns by rebuilding after DOCUMENT_SECONDS
+        self.documents: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
 
     def _known(self, site: Site, keys: list[str]) -> dict[str, str]:
         if not site.store:
@@ -148,18 +164,19 @@ class Widget:
         pending = [task for task in runs if task is not None]
         if pending:
             await asyncio.wait(pending, timeout=services.settings.widget_wait_seconds)
+        decided = await run_in_threadpool(latest_decisions, services.store.engine, known.values()) if site.store else {}
         answers = []
         for key, post in zip(keys, posts, strict=True):
             analysis_id = known[key]
             events = await run_in_threadpool(self._events, analysis_id) or []
-            answers.append(summary(analysis_id, post.id, events, site))
+            answers.append(summary(analysis_id, post.id, events, site, decided.get(analysis_id)))
         return answers
 
     async def document(self, analysis_id: str) -> bytes | None:
         """The analysis as the API's JSON document (bytes); finished ones are kept ready to send."""
         cached = self.documents.get(analysis_id)
-        if cached is not None:
-            return cached
+        if cached is not None and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
+            return cached[1]
         services = self.services
         memory = services.runs.memory.get(analysis_id)
         run = services.runs.current(analysis_id)
@@ -172,9 +189,13 @@ class Widget:
             if found is None:
                 return None
             record, events = found, json.loads(found.events)
-        body = json.dumps(analysis_document(record, events), ensure_ascii=False).encode()
+        document = analysis_document(record, events)
+        decided = await run_in_threadpool(latest_decisions, services.store.engine, [analysis_id])
+        if analysis_id in decided:
+            document = apply_to_document(document, decided[analysis_id])
+        body = json.dumps(document, ensure_ascii=False).encode()
         if record.status == "complete":
-            self.documents[analysis_id] = body
+            self.documents[analysis_id] = (time.monotonic(), body)
             while len(self.documents) > DOCUMENTS:
                 self.documents.popitem(last=False)
         return body

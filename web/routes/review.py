@@ -1,0 +1,121 @@
+"""The moderators' pages: the review queue (`/review`) and one item with its actions (`/review/{id}`).
+
+Every page needs a signed-in moderator or admin; every form carries the session's CSRF token. After an
+action the moderator lands on the next item of the queue, with the same filters.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from web.auth import check_csrf, current_session, require_role
+from web.deps import ServicesDep, TemplatesDep
+from web.errors import NotFound
+from web.models import User
+from web.render import segments
+from web.review import KINDS, QueueFilter, Review
+
+router = APIRouter(tags=["review"], include_in_schema=False)
+Moderator = Annotated[User, Depends(require_role("moderator"))]
+
+
+def review_of(services: ServicesDep) -> Review:
+    return Review(services.store.engine)
+
+
+ReviewDep = Annotated[Review, Depends(review_of)]
+
+
+def filters_of(language: str | None = None, site: str | None = None, kind: str | None = None) -> QueueFilter:
+    return QueueFilter.parse(language, site, kind)
+
+
+FilterDep = Annotated[QueueFilter, Depends(filters_of)]
+
+
+def item_url(analysis_id: str | None, filters: QueueFilter) -> str:
+    query = urlencode(filters.query())
+    path = f"/review/{analysis_id}" if analysis_id else "/review"
+    return path + (f"?{query}" if query else "")
+
+
+async def csrf_of(request: Request) -> str:
+    signed_in = await current_session(request)
+    return signed_in.csrf_token if signed_in else ""
+
+
+@router.get("/review", response_class=HTMLResponse)
+async def queue(
+    request: Request, user: Moderator, review: ReviewDep, filters: FilterDep, templates: TemplatesDep
+) -> Response:
+    items = await run_in_threadpool(review.queue, filters)
+    context = {
+        "items": items,
+        "filters": filters,
+        "kinds": KINDS,
+        "user": user,
+        "item_url": item_url,
+        "csrf": await csrf_of(request),
+    }
+    return templates.TemplateResponse(request, "review.html", context)
+
+
+@router.get("/review/{analysis_id}", response_class=HTMLResponse)
+async def item(
+    analysis_id: str,
+    request: Request,
+    user: Moderator,
+    review: ReviewDep,
+    filters: FilterDep,
+    templates: TemplatesDep,
+) -> Response:
+    found = await run_in_threadpool(review.item, analysis_id)
+    if found is None:
+        raise NotFound(f"no stored analysis has the id '{analysis_id}'")
+    previous, following = await run_in_threadpool(review.neighbours, analysis_id, filters)
+    document = found.document
+    context = {
+        "item": found,
+        "result": document,
+        "segments": segments(document["text"], document["hits"]),
+        "filters": filters,
+        "previous_url": item_url(previous, filters) if previous else None,
+        "next_url": item_url(following, filters) if following else None,
+        "queue_url": item_url(None, filters),
+        "user": user,
+        "csrf": await csrf_of(request),
+    }
+    return templates.TemplateResponse(request, "review_item.html", context)
+
+
+@router.post("/review/{analysis_id}")
+async def act(
+    analysis_id: str,
+    request: Request,
+    user: Moderator,
+    review: ReviewDep,
+    services: ServicesDep,
+    filters: FilterDep,
+    action: Annotated[str, Form(max_length=32)],
+    csrf: Annotated[str, Form()] = "",
+    label: Annotated[str, Form(max_length=16)] = "",
+    explanation: Annotated[str, Form(max_length=4_000)] = "",
+    note: Annotated[str, Form(max_length=4_000)] = "",
+) -> Response:
+    await check_csrf(request, csrf)
+    if ":" in action and not label:
+        # the item page's buttons say both at once ("overturn:flagged"): a button carries one value
+        action, _, label = action.partition(":")
+    found = await run_in_threadpool(review.item, analysis_id)
+    if found is None:
+        raise NotFound(f"no stored analysis has the id '{analysis_id}'")
+    await run_in_threadpool(review.act, found, user.username, action, label, explanation, note)
+    # the widget keeps finished documents as bytes; this one now reads differently
+    services.widget.documents.pop(analysis_id, None)
+    _, following = await run_in_threadpool(review.neighbours, analysis_id, filters)
+    return RedirectResponse(item_url(following, filters), status_code=303)
