@@ -60,14 +60,7 @@ def bar_chart(items: Sequence[tuple[str, int]], *, title: str, max_bars: int = 1
     if len(ranked) > len(shown):
         description += f"; {len(ranked) - len(shown)} more not shown"
 
-    parts = [
-        Markup(
-            '<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-labelledby="{0}-title {0}-desc"'
-            ' width="{1}" height="{2}" viewBox="0 0 {1} {2}">'
-        ).format(chart_id, width, height),
-        Markup('<title id="{}-title">{}</title>').format(chart_id, title),
-        Markup('<desc id="{}-desc">{}</desc>').format(chart_id, description),
-    ]
+    parts = _opening("chart", chart_id, width, height, title, description)
     for row, (label, count) in enumerate(shown):
         top = PADDING + row * (BAR_HEIGHT + BAR_GAP)
         bar_width = plot_width * count / largest if largest else 0.0
@@ -100,6 +93,18 @@ def _bar(label: str, count: int, top: int, bar_width: float) -> Markup:
 
 def _shorten(label: str) -> str:
     return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1].rstrip() + "…"
+
+
+def _opening(css_class: str, chart_id: str, width: int, height: int, title: str, description: str) -> list[Markup]:
+    """The <svg> start tag with its accessible name and description, shared by every chart."""
+    return [
+        Markup(
+            '<svg xmlns="http://www.w3.org/2000/svg" class="{3}" role="img" aria-labelledby="{0}-title {0}-desc"'
+            ' width="{1}" height="{2}" viewBox="0 0 {1} {2}">'
+        ).format(chart_id, width, height, css_class),
+        Markup('<title id="{}-title">{}</title>').format(chart_id, title),
+        Markup('<desc id="{}-desc">{}</desc>').format(chart_id, description),
+    ]
 
 
 def _number(value: float) -> str:
@@ -170,15 +175,7 @@ def line_chart(
     if marker is not None:
         description += f"; marked: {marker[1]} at {_number(marker[0])}"
 
-    parts = [
-        Markup(
-            '<svg xmlns="http://www.w3.org/2000/svg" class="chart line-chart" role="img"'
-            ' aria-labelledby="{0}-title {0}-desc" width="{1}" height="{2}" viewBox="0 0 {1} {2}">'
-        ).format(chart_id, width, height),
-        Markup('<title id="{}-title">{}</title>').format(chart_id, title),
-        Markup('<desc id="{}-desc">{}</desc>').format(chart_id, description),
-        _axes(scale, x_label, y_label),
-    ]
+    parts = [*_opening("chart line-chart", chart_id, width, height, title, description), _axes(scale, x_label, y_label)]
     for index, name, points in drawn:
         coordinates = " ".join(f"{_number(scale.x(x))},{_number(scale.y(y))}" for x, y in points)
         parts.append(
