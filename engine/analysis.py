@@ -40,6 +40,7 @@ from engine.hits import Hit
 from engine.llm.backend import Completion, LLMBackend, Message
 from engine.parsing import Parsed, parse_disambiguation, parse_fusion, parse_targeting, quotes_in
 from engine.prompts import Prompts
+from engine.scope import Scope
 from engine.senses import sense_cue_verdict
 from engine.vocabulary.model import CATEGORIES
 
@@ -171,9 +172,16 @@ class Analyzer:
 
     # -- the stream -----------------------------------------------------------------------
     async def analyze(
-        self, text: str, language: str | None = None, mode: str | None = None, analysis_id: str | None = None
+        self,
+        text: str,
+        language: str | None = None,
+        mode: str | None = None,
+        analysis_id: str | None = None,
+        scope: Scope | None = None,
     ) -> AsyncIterator[Event]:
-        """Validates the input first (raising UneraseError before any event), then streams."""
+        """Validates the input first (raising UneraseError before any event), then streams.
+
+        `scope` applies a site's term rules (excluded terms, terms marked ambiguous)."""
         mode = mode or self.config.mode
         if mode not in MODES:
             from engine.errors import UneraseError
@@ -183,6 +191,8 @@ class Analyzer:
         calls_before = self.llm_calls
         detection = await asyncio.to_thread(self.detector.detect, text, language)
         text, lang, hits = detection.text, detection.language, detection.hits
+        if scope is not None:
+            hits = scope.apply(hits)
         backend = self.backends.for_language(lang)
         yield AnalysisStarted(
             analysis_id or uuid.uuid4().hex,

@@ -64,10 +64,13 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
             reasons.append("no contentious term, and the term-free check found no attack")
             stage_confidences.append(targeting.confidence)
         confidence = min(stage_confidences)
+    proposed: Label | None = None
     if label != "needs_review" and confidence < threshold:
         reasons.append(f"deferred: confidence {confidence:.2f} < τ {threshold:.2f}")
-        label = "needs_review"
-    return Decision(label, severity(contentious, hits, targeting, label), confidence, categories, tuple(reasons))
+        proposed, label = label, "needs_review"
+    return Decision(
+        label, severity(contentious, hits, targeting, label), confidence, categories, tuple(reasons), proposed
+    )
 
 
 def severity(contentious: Sequence[Verdict], hits: Sequence[Hit], targeting: Targeting, label: Label) -> Severity:

@@ -147,15 +147,19 @@ class Decision:
     confidence: float
     categories: tuple[str, ...]
     reasons: tuple[str, ...]
+    proposed: Label | None = None  # when deferred for low confidence: the label the rules gave
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "label": self.label,
             "severity": self.severity,
             "confidence": round(self.confidence, 3),
             "categories": list(self.categories),
             "reasons": list(self.reasons),
         }
+        if self.proposed is not None:
+            data["proposed_label"] = self.proposed
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,10 +25,11 @@ class Hit:
     issue: Issue
     obfuscated: bool = False
     candidates: tuple[str, ...] = ()
+    marked_ambiguous: bool = False  # a site's moderators marked the term ambiguous (engine.scope)
 
     @property
     def ambiguous(self) -> bool:
-        return self.term.ambiguous
+        return self.term.ambiguous or self.marked_ambiguous
 
     def to_dict(self, *, full: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -42,7 +43,7 @@ class Hit:
             "uri": self.term.uri or self.issue.uri,
             "language": self.term.language,
             "categories": list(self.issue.categories),
-            "ambiguous": self.term.ambiguous,
+            "ambiguous": self.ambiguous,
             "obfuscated": self.obfuscated,
         }
         if self.candidates:

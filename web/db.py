@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlmodel import SQLModel, create_engine
@@ -41,9 +41,43 @@ def create_tables(engine: Engine, attempts: int = 5) -> None:
     for attempt in range(attempts):
         try:
             SQLModel.metadata.create_all(engine)
+            add_missing_columns(engine)
             return
         except (OperationalError, ProgrammingError, IntegrityError) as exc:
             raced = "already exists" in str(exc) or "duplicate" in str(exc).lower()
             if not raced or attempt == attempts - 1:
                 raise
             time.sleep(0.1 * (attempt + 1))
+
+
+def add_missing_columns(engine: Engine) -> list[str]:
+    """Adds columns and indexes a newer version of a table has and an existing database lacks (new columns
+    always have defaults, so old rows read as before). Returns "table.column" for each column added."""
+    added = []
+    inspector = inspect(engine)
+    for table in SQLModel.metadata.sorted_tables:
+        if not inspector.has_table(table.name):
+            continue
+        present = {column["name"] for column in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present:
+                continue
+            kind = column.type.compile(dialect=engine.dialect)
+            default = getattr(column.default, "arg", None) if column.default is not None else None
+            if callable(default):
+                default = None  # a Python-side default (a timestamp): old rows keep NULL
+            clause = "" if default is None else f" NOT NULL DEFAULT {_literal(default)}"
+            with engine.begin() as connection:
+                connection.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}{clause}'))
+            added.append(f"{table.name}.{column.name}")
+        for index in table.indexes:
+            index.create(engine, checkfirst=True)
+    return added
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"

@@ -37,6 +37,7 @@ class AnalysisRecord(SQLModel, table=True):
     mode: str = Field(default="fast", max_length=16)
     events: str = "[]"  # JSON list of {"type": ..., "data": {...}}
     elapsed_ms: float | None = None
+    spot_check: bool = Field(default=False, index=True)  # drawn at random for a moderator's spot check
 
 
 class HitRecord(SQLModel, table=True):
@@ -77,6 +78,7 @@ class DecisionRecord(SQLModel, table=True):
     confidence: float
     categories: str  # comma-separated
     reasons: str  # JSON list
+    proposed_label: str | None = Field(default=None, max_length=16)  # deferred by τ: the label it would have had
 
 
 class BatchJob(SQLModel, table=True):
@@ -123,6 +125,26 @@ class Site(SQLModel, table=True):
     store: bool = True  # False: texts and results are kept in memory only, never written to the database
     show_checked: bool = False
     rate_limit_per_minute: int = 120
+    created_at: datetime = Field(default_factory=utcnow)
+    # what each outcome is worth to the site (engine.deferral.Values; docs/deferral.md gives the defaults' reasons)
+    value_tp: float = 1.0
+    value_tn: float = 1.0
+    value_fp: float = -4.0
+    value_fn: float = -2.0
+    value_r: float = -0.5
+    # JSON {"method": "platt", "a": .., "b": ..} or {"method": "temperature", "t": ..}; empty: uncalibrated
+    calibration: str = ""
+
+
+class SiteTermRule(SQLModel, table=True):
+    """A site's moderators' choice about one vocabulary term: treat it as ambiguous, or exclude it."""
+
+    __tablename__ = "site_term_rule"
+
+    site_key: str = Field(foreign_key="site.key", primary_key=True, max_length=40)
+    term_id: str = Field(primary_key=True, max_length=200)
+    rule: str = Field(max_length=16)  # ambiguous, exclude
+    moderator: str = Field(max_length=64)
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -182,8 +204,13 @@ class ModeratorDecision(SQLModel, table=True):
 
     __tablename__ = "moderator_decision"
 
+    __table_args__ = (Index("uq_moderator_decision_sequence", "analysis_id", "sequence", unique=True),)
+
     id: int | None = Field(default=None, primary_key=True)
     analysis_id: str = Field(foreign_key="analysis.id", index=True, max_length=32)
+    # 1 for an item's first decision, 2 for the next...: two moderators deciding from the same state both
+    # write the same number, and the database keeps only the first (web.review, conflicts)
+    sequence: int = 1
     moderator: str = Field(max_length=64)
     label: str = Field(max_length=16)  # flagged, not_flagged
     explanation: str | None = None  # None: the automatic explanation stands
@@ -200,7 +227,29 @@ class AuditEntry(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     created_at: datetime = Field(default_factory=utcnow, index=True)
     actor: str = Field(max_length=64)
-    action: str = Field(max_length=16)  # confirm, overturn, explain, note
+    action: str = Field(max_length=16)  # confirm, overturn, explain, note, term-rule; "conflict" for a refused one
     analysis_id: str = Field(index=True, max_length=32)
     before: str  # JSON
     after: str  # JSON
+
+
+class Precedent(SQLModel, table=True):
+    """A moderator's verdict on one hit in its context: a labelled example for later hits of the same term.
+
+    `context` is the text around the hit (web.precedents); it is what full-text search compares.
+    """
+
+    __tablename__ = "precedent"
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: str = Field(foreign_key="analysis.id", index=True, max_length=32)
+    hit_id: str = Field(max_length=16)
+    term_id: str = Field(index=True, max_length=200)
+    issue_id: str = Field(max_length=200)
+    language: str = Field(max_length=16)
+    site_key: str | None = Field(default=None, index=True, max_length=40)
+    surface: str
+    context: str
+    verdict: str = Field(max_length=16)  # contentious, neutral
+    moderator: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from engine.errors import UneraseError
@@ -50,6 +51,13 @@ class ReviewError(UneraseError):
 class CannotConfirm(UneraseError):
     status = 409
     code = "cannot-confirm"
+
+
+class Conflict(UneraseError):
+    """Another moderator decided the item after this one's page was loaded; their decision stands."""
+
+    status = 409
+    code = "review-conflict"
 
 
 @dataclass(frozen=True)
@@ -291,12 +299,23 @@ class Review:
         )
 
     def act(
-        self, item: ReviewItem, moderator: str, action: str, label: str = "", explanation: str = "", note: str = ""
+        self,
+        item: ReviewItem,
+        moderator: str,
+        action: str,
+        label: str = "",
+        explanation: str = "",
+        note: str = "",
+        seen: int | None = None,
     ) -> AuditEntry:
         """Carries out one action on an item read just before; returns its audit entry.
 
         confirm: the automatic label stands. overturn: `label` (flagged or not_flagged) replaces it.
         explain: the current label stands with `explanation` as the text readers see. note: only a note.
+
+        `seen` is how many decisions the item had when the moderator's page showed it (default: as read
+        now). A decision is stored as number seen + 1; if another moderator stored that number first, this
+        one is refused with `Conflict` and the refused attempt is audited as "conflict". Notes never conflict.
         """
         note, explanation = note.strip(), explanation.strip()
         before = item.state
@@ -340,12 +359,41 @@ class Review:
             before=json.dumps(before.to_dict(), ensure_ascii=False),
             after=json.dumps({**after.to_dict(), "note": note or None}, ensure_ascii=False),
         )
-        with self._session() as session:
-            if decision is not None:
-                session.add(decision)
-            session.add(entry)
-            session.commit()  # the decision and its audit entry together, or neither
+        if decision is not None:
+            decision.sequence = (len(item.decisions) if seen is None else seen) + 1
+        try:
+            with self._session() as session:
+                if decision is not None:
+                    session.add(decision)
+                session.add(entry)
+                session.commit()  # the decision and its audit entry together, or neither
+        except IntegrityError:
+            if decision is None:
+                raise
+            self._refuse(item, entry)
         return entry
+
+    def _refuse(self, item: ReviewItem, attempt: AuditEntry) -> None:
+        """Records a decision that lost to another moderator's, then says whose decision stands."""
+        refused = AuditEntry(
+            actor=attempt.actor,
+            action="conflict",
+            analysis_id=attempt.analysis_id,
+            before=attempt.before,
+            after=json.dumps({**json.loads(attempt.after), "refused": attempt.action}, ensure_ascii=False),
+        )
+        with self._session() as session:
+            session.add(refused)
+            session.commit()
+        current = self.item(item.record.id)
+        last = current.decisions[-1] if current and current.decisions else None
+        label = last.label.replace("_", " ") if last else ""
+        who = f"{last.moderator} decided “{label}” at {last.created_at:%H:%M:%S} UTC" if last else "unknown"
+        raise Conflict(
+            f"another moderator decided this item while you were looking at it: {who}. "
+            "Your decision was not saved (it is in the item's history as a conflict); "
+            "read the item again and decide once more if you disagree."
+        )
 
     @staticmethod
     def _decision(

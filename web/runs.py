@@ -23,6 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from engine.analysis import Analyzer
 from engine.errors import UneraseError
 from engine.events import Done, ErrorEvent, Event
+from engine.scope import Scope
 from web.models import AnalysisRecord
 from web.store import Store, StoredEvent
 
@@ -72,13 +73,14 @@ class Runs:
         *,
         detached: bool = False,
         persist: bool = True,
+        scope: Scope | None = None,
     ) -> Run:
         run = self._runs.get(analysis_id)
         if run is None or run.task is None or run.task.cancelling() or run.task.done():
             # a run being cancelled (its last listener just left) is not joined: a new one starts
             record = AnalysisRecord(id=analysis_id, text=text, requested_language=language, mode=mode)
             run = self._runs[analysis_id] = Run(analysis_id, detached=detached, persist=persist, record=record)
-            run.task = asyncio.create_task(self._produce(run, record))
+            run.task = asyncio.create_task(self._produce(run, record, scope))
         run.detached = run.detached or detached
         return run
 
@@ -122,12 +124,14 @@ class Runs:
             if run.listeners == 0 and not ended and not run.detached and run.task is not None:
                 run.task.cancel()
 
-    async def _produce(self, run: Run, record: AnalysisRecord) -> None:
+    async def _produce(self, run: Run, record: AnalysisRecord, scope: Scope | None = None) -> None:
         # "running" is not written to the database: a running analysis is the one in `_runs`, and a
         # write per analysis would cost more than the whole vocabulary stage
         try:
             try:
-                events = self.analyzer.analyze(record.text, record.requested_language, record.mode, run.analysis_id)
+                events = self.analyzer.analyze(
+                    record.text, record.requested_language, record.mode, run.analysis_id, scope
+                )
                 async for event in events:
                     if event.type == "done":
                         await self._finish(run, record, stored(event))

@@ -84,7 +84,7 @@ class Services:
                 threshold=settings.threshold,
             ),
         )
-        store = Store(make_engine(settings.resolved_database_url))
+        store = Store(make_engine(settings.resolved_database_url), settings.spot_check_percent)
         store.reset_unfinished_analyses()
         limiter = RateLimiter(settings.rate_limit_per_minute)
         examples = tuple(e for e in load_examples() if e.lang in detector.languages)

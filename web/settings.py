@@ -86,6 +86,16 @@ class Settings(BaseSettings):
     login_attempts: int = Field(
         default=10, description="Failed logins accepted per client IP and per user name within 15 minutes."
     )
+    spot_check_percent: float = Field(
+        default=2.0,
+        ge=0.0,
+        le=100.0,
+        description="Share of automatic decisions drawn at random into the review queue as spot checks, in %.",
+    )
+    contest_url: str = Field(
+        default="",
+        description="Where a person contests a decision (URL or mailto:), named in each statement of reasons.",
+    )
     widget_wait_seconds: float = Field(
         default=3.0, description="How long a widget check waits for analyses before answering with what is ready."
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,8 +52,9 @@ class Progress:
 
 
 class Store:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, spot_check_percent: float = 0.0) -> None:
         self.engine = engine
+        self.spot_check_rate = spot_check_percent / 100
 
     def _session(self) -> Session:
         # records leave the session (they go to templates and JSON), so they must not expire on commit
@@ -122,10 +124,14 @@ class Store:
                         "confidence": data["confidence"],
                         "categories": ",".join(data["categories"]),
                         "reasons": json.dumps(data["reasons"], ensure_ascii=False),
+                        "proposed_label": data.get("proposed_label"),
                     }
                 )
         analyses = AnalysisRecord.__table__  # type: ignore[attr-defined]
+        decided = any(d["label"] != "needs_review" for d in decisions)
         result = {
+            # drawn once, when the decision is stored: a sample of automatic decisions for moderators to check
+            "spot_check": decided and random.random() < self.spot_check_rate,
             "status": "complete",
             "events": json.dumps(events, ensure_ascii=False),
             "language": first.get("language"),

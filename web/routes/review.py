@@ -106,6 +106,7 @@ async def act(
     label: Annotated[str, Form(max_length=16)] = "",
     explanation: Annotated[str, Form(max_length=4_000)] = "",
     note: Annotated[str, Form(max_length=4_000)] = "",
+    seen: Annotated[int | None, Form(ge=0)] = None,
 ) -> Response:
     await check_csrf(request, csrf)
     if ":" in action and not label:
@@ -114,7 +115,7 @@ async def act(
     found = await run_in_threadpool(review.item, analysis_id)
     if found is None:
         raise NotFound(f"no stored analysis has the id '{analysis_id}'")
-    await run_in_threadpool(review.act, found, user.username, action, label, explanation, note)
+    await run_in_threadpool(review.act, found, user.username, action, label, explanation, note, seen)
     # the widget keeps finished documents as bytes; this one now reads differently
     services.widget.documents.pop(analysis_id, None)
     _, following = await run_in_threadpool(review.neighbours, analysis_id, filters)
