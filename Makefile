@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test e2e lint bench bench-matcher bench-llm bench-web clean
+.PHONY: setup serve test e2e lint bench bench-matcher bench-llm bench-web bench-precedents clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check engine web tests benchmarks e2e
 	$(VENV)/bin/mypy engine web
 
-bench: bench-matcher bench-llm bench-web
+bench: bench-matcher bench-llm bench-web bench-precedents
 
 bench-matcher: $(STAMP)
 	$(PY) benchmarks/bench_matcher.py
@@ -41,6 +41,10 @@ bench-llm: $(STAMP)
 # Streaming latency, API throughput (uvicorn, 2 and 1 workers) and a 100,000-row batch; BENCH_ARGS=--quick for a short run.
 bench-web: $(STAMP)
 	$(PY) benchmarks/bench_web.py $(BENCH_ARGS)
+
+# Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL).
+bench-precedents: $(STAMP)
+	$(PY) benchmarks/bench_precedents.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

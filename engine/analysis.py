@@ -3,6 +3,10 @@
 Order: `analysis`, every `hit` (before any model call is awaited), then `verdict`s and the
 `targeting` result as they complete, then `explanation`, `decision` and always `done`.
 
+Ambiguous hits are first offered to the precedent source (earlier moderator verdicts, engine.precedents), if
+one is given: a hit it decides costs no model call. Only the hits it leaves undecided go to the model (or, in
+vocabulary-only mode, to sense cues); the targeting call does not wait for it.
+
 All model calls of a text start at once, bounded by a semaphore; identical requests share one
 call (also across concurrent analyses) and answers are cached persistently. A consumer that
 stops listening cancels the calls it was waiting for. A failing or unavailable model gives
@@ -13,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +44,7 @@ from engine.explain import check_faithfulness, vocabulary_explanation
 from engine.hits import Hit
 from engine.llm.backend import Completion, LLMBackend, Message
 from engine.parsing import Parsed, parse_disambiguation, parse_fusion, parse_targeting, quotes_in
+from engine.precedents import PrecedentSource
 from engine.prompts import Prompts
 from engine.scope import Scope
 from engine.senses import sense_cue_verdict
@@ -48,6 +54,8 @@ MODES = ("fast", "thorough")
 _TARGETING = "\x00targeting"
 VOCABULARY_CONFIDENCE = 0.9  # a non-ambiguous vocabulary term is derogatory by itself
 DEFAULT_MODEL_CONFIDENCE = 0.7  # a parsed answer from a backend that gives no log-probabilities
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -108,8 +116,10 @@ class Analyzer:
         prompts: Prompts | None = None,
         cache: ResultCache | None = None,
         config: AnalyzerConfig | None = None,
+        precedents: PrecedentSource | None = None,
     ) -> None:
         self.detector = detector
+        self.precedents = precedents
         self.backends = backends or BackendRouter()
         self.prompts = prompts or Prompts()
         self.cache = cache
@@ -207,43 +217,71 @@ class Analyzer:
         )
         matcher = self.detector.matcher(lang)
         verdicts: dict[str, Verdict] = {}
+        ambiguous = [h for h in hits if h.ambiguous]
+        # precedents are asked about every ambiguous hit first; only those they leave undecided cost a model call
+        consult = self.precedents is not None and bool(ambiguous)
         to_model = [h for h in hits if backend is not None and (mode == "thorough" or h.ambiguous)]
-        jobs: dict[str, Awaitable[Outcome]] = {}
+        tasks: dict[asyncio.Future[Outcome], str] = {}
         groups: dict[str, list[Hit]] = {}
-        if backend is not None:
-            for hit in to_model:
+
+        def ask_model(model_hits: Sequence[Hit]) -> None:
+            assert backend is not None
+            for hit in model_hits:
                 # the same term written the same way in the same text is one question
                 key = f"{hit.term.id}\x00{hit.surface.casefold()}"
                 groups.setdefault(key, []).append(hit)
-                if key not in jobs:
-                    jobs[key] = self._ask(
+                if key not in tasks.values():
+                    job = self._ask(
                         backend,
                         "disambiguation",
                         (text, hit.term.id, hit.surface.casefold()),
                         self._disambiguation_messages(hit, text, lang),
                         functools.partial(parse_disambiguation, language=self.prompts.language_for(lang)),
                     )
-            jobs[_TARGETING] = self._ask(
-                backend,
-                "targeting",
-                (text,),
-                self._targeting_messages(text, lang),
-                functools.partial(parse_targeting, language=self.prompts.language_for(lang), categories=CATEGORIES),
-            )
-        targeting = Targeting("skipped", reason="vocabulary-only mode: no language model configured")
-        cached_all = bool(jobs)
+                    tasks[asyncio.ensure_future(job)] = key
+
         # the calls start now, while the hits are being sent; nothing waits for them yet
-        tasks = {asyncio.ensure_future(job): key for key, job in jobs.items()}
+        if backend is not None:
+            tasks[
+                asyncio.ensure_future(
+                    self._ask(
+                        backend,
+                        "targeting",
+                        (text,),
+                        self._targeting_messages(text, lang),
+                        functools.partial(
+                            parse_targeting, language=self.prompts.language_for(lang), categories=CATEGORIES
+                        ),
+                    )
+                )
+            ] = _TARGETING
+            ask_model([h for h in to_model if not (consult and h.ambiguous)])
+        lookup = asyncio.ensure_future(self._consult(ambiguous, text, lang, scope)) if consult else None
+        targeting = Targeting("skipped", reason="vocabulary-only mode: no language model configured")
         try:
             for hit in hits:
                 yield HitFound(hit)
             for hit in hits:
-                if hit not in to_model:
+                if hit not in to_model and not (consult and hit.ambiguous):
                     verdict = self._vocabulary_verdict(hit, text, matcher, backend is not None)
                     verdicts[hit.id] = verdict
                     yield verdict
+            if lookup is not None:
+                decided, error = await lookup
+                if error is not None:
+                    yield error
+                for hit in ambiguous:
+                    verdict_or_none = decided.get(hit.id)
+                    if verdict_or_none is None and backend is None:
+                        verdict_or_none = self._vocabulary_verdict(hit, text, matcher, False)
+                    if verdict_or_none is not None:
+                        verdicts[hit.id] = verdict_or_none
+                        yield verdict_or_none
+                if backend is not None:
+                    ask_model([h for h in ambiguous if h in to_model and h.id not in decided])
             if backend is None:
                 yield targeting  # skipped, and saying so: readers learn what was not checked
+            cached_all = bool(tasks)
             pending = set(tasks)
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -262,9 +300,10 @@ class Analyzer:
                             yield verdict
         finally:
             # reached also when the consumer stops listening: nothing is left running
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            running: list[asyncio.Future[Any]] = [*tasks, *([lookup] if lookup is not None else [])]
+            for future in running:
+                future.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
 
         decision = decide(hits, verdicts, targeting, threshold=self.config.threshold)
         async for event in self._explain(backend, text, lang, hits, verdicts, targeting, decision):
@@ -280,6 +319,20 @@ class Analyzer:
         return [event async for event in self.analyze(text, language, mode)]
 
     # -- pieces -----------------------------------------------------------------------------
+    async def _consult(
+        self, ambiguous: Sequence[Hit], text: str, language: str, scope: Scope | None
+    ) -> tuple[dict[str, Verdict], ErrorEvent | None]:
+        """The precedent source's verdicts for these hits; a failing source counts as one that decided nothing."""
+        assert self.precedents is not None
+        try:
+            decided = await self.precedents.decide(ambiguous, text, language, scope.site if scope else None)
+        except Exception as exc:  # any failure of the source: the analysis goes on as without one
+            logger.warning("precedent lookup failed, going on without it", exc_info=True)
+            message = f"earlier moderator decisions could not be read: {exc}"
+            return {}, ErrorEvent("precedent-failed", message, "precedent")
+        wanted = {h.id for h in ambiguous}
+        return {hit_id: v for hit_id, v in decided.items() if hit_id in wanted and v.hit_id == hit_id}, None
+
     def _vocabulary_verdict(self, hit: Hit, text: str, matcher: Any, has_model: bool) -> Verdict:
         templates = self.prompts.vocabulary_templates(hit.term.language)
         if not hit.ambiguous:

@@ -70,6 +70,7 @@ class Verdict:
     explanation: str
     decided_by: str
     reason: str = ""  # why undetermined, for moderators
+    precedents: tuple[str, ...] = ()  # ids of the earlier moderator decisions a "precedent" verdict rests on
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -81,6 +82,8 @@ class Verdict:
         }
         if self.reason:
             data["reason"] = self.reason
+        if self.precedents:
+            data["precedents"] = list(self.precedents)
         return data
 
 

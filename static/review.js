@@ -15,10 +15,11 @@
       if (event.key === "Escape") event.target.blur();
       return;
     }
-    if (event.key === "e") {
-      var box = document.getElementById("explanation");
+    var boxes = { e: "explanation", o: "note" };
+    if (boxes[event.key]) {
+      var box = document.getElementById(boxes[event.key]);
       if (box) {
-        event.preventDefault(); // the "e" must not land in the box it opens
+        event.preventDefault(); // the key must not land in the box it opens
         box.focus();
       }
       return;

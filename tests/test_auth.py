@@ -102,6 +102,45 @@ def test_user_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
         get_settings.cache_clear()
 
 
+def test_enable_lets_a_disabled_account_log_in_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("UNERASE_DATA_DIR", str(tmp_path))
+    get_settings.cache_clear()
+    try:
+        accounts = Accounts(make_engine(get_settings().resolved_database_url))
+        accounts.create("lea", PASSWORD, "moderator")
+        assert cli_main(["user", "disable", "lea"]) == 0
+        assert accounts.authenticate("lea", PASSWORD) is None
+        capsys.readouterr()
+
+        assert cli_main(["user", "enable", "LEA"]) == 0
+        assert "enabled 'lea'" in capsys.readouterr().out
+        assert accounts.authenticate("lea", PASSWORD) is not None
+        assert accounts.authenticate("lea", "not her password") is None  # enabling changes nothing else
+        assert cli_main(["user", "enable", "lea"]) == 0  # enabling an active account is harmless
+        capsys.readouterr()
+        assert cli_main(["user", "list"]) == 0
+        assert capsys.readouterr().out.splitlines() == ["lea\tmoderator\tactive"]
+
+        assert cli_main(["user", "enable", "nobody"]) == 2
+        assert "no user is named 'nobody'" in capsys.readouterr().err
+    finally:
+        get_settings.cache_clear()
+
+
+def test_an_enabled_account_needs_a_new_login(api: TestClient) -> None:
+    add_user(api, "noa")
+    assert login(api, "noa").status_code == 303
+    old_cookie = api.cookies[SESSION_COOKIE]
+    accounts_of(api).disable("noa")
+    accounts_of(api).enable("noa")
+    api.cookies.set(SESSION_COOKIE, old_cookie)
+    assert api.get("/api/v1/me").status_code == 401  # the session that disable ended does not come back
+    assert login(api, "noa").status_code == 303
+    assert api.get("/api/v1/me").json()["username"] == "noa"
+
+
 def test_login_sets_a_protected_cookie_and_logout_ends_the_session(api: TestClient) -> None:
     add_user(api, "mia")
     assert api.get("/api/v1/me").status_code == 401

@@ -12,7 +12,9 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
 from web.models import AuditEntry, ModeratorDecision
+from web.review import LABELS
 
+from .postgres import database_url_or_skip, fresh_schema_url
 from .test_auth import add_user, login, session_csrf
 from .webapp import client
 
@@ -36,10 +38,19 @@ def check(api: TestClient, key: str, posts: list[dict[str, str]]) -> dict[str, d
     return {r["id"]: r for r in response.json()["results"]}
 
 
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[TestClient]:
-    with client(tmp_path, admin_token=TOKEN) as test_client:
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClient]:
+    """The app on a SQLite file, and again on PostgreSQL (skipped where no server is configured)."""
+    if request.param == "sqlite":
+        with client(tmp_path, admin_token=TOKEN) as test_client:
+            yield test_client
+        return
+    with (
+        fresh_schema_url(database_url_or_skip()) as schema,
+        client(tmp_path, admin_token=TOKEN, database_url=schema.url) as test_client,
+    ):
         yield test_client
+        test_client.app.state.services.store.engine.dispose()  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -187,3 +198,175 @@ def test_keyboard_script_is_static_and_clicks_existing_controls(api: TestClient)
     assert script.status_code == 200
     for control in ("action-confirm", "action-flag", "action-clear", "review-next", "review-previous", "explanation"):
         assert control in script.text
+
+
+def test_two_moderators_deciding_at_once_one_wins_and_both_are_audited(api: TestClient, world: dict[str, str]) -> None:
+    flagged = world["flagged"]
+    seen = api.get(f"/review/{flagged}").context["item"].decisions  # type: ignore[attr-defined]
+    assert len(seen) == 0
+    first = act(api, flagged, action="overturn:not_flagged", seen="0")
+    assert first.status_code == 303
+    # a second moderator whose page was loaded before the first decision (seen=0) decides too
+    add_user(api, "other")
+    assert login(api, "other").status_code == 303
+    second = act(api, flagged, action="confirm", seen="0")
+    assert second.status_code == 409 and second.json()["type"].endswith("review-conflict")
+    assert "another moderator decided this item" in second.text and "mod decided “not flagged”" in second.text
+    page = api.post(
+        f"/review/{flagged}",
+        data={"csrf": session_csrf(api), "action": "confirm", "seen": "0"},
+        headers={"Accept": "text/html"},
+    )
+    assert page.status_code == 409 and "another moderator decided this item" in page.text  # a page for browsers
+    entries = audit(api, flagged)
+    assert [(e.action, e.actor) for e in entries] == [("overturn", "mod"), ("conflict", "other"), ("conflict", "other")]
+    assert json.loads(entries[1].after)["refused"] == "confirm"
+    with Session(api.app.state.services.store.engine) as db:  # type: ignore[attr-defined]
+        decisions = list(db.exec(select(ModeratorDecision)))
+    assert [(d.label, d.moderator, d.sequence) for d in decisions] == [("not_flagged", "mod", 1)]
+    assert "another moderator had decided first" in api.get(f"/review/{flagged}").text
+    # having seen the first decision, the second moderator may decide again
+    assert act(api, flagged, action="overturn:flagged", seen="1").status_code == 303
+
+
+def test_simultaneous_decisions_from_threads_store_exactly_one(api: TestClient, world: dict[str, str]) -> None:
+    import threading
+
+    from web.review import Conflict, Review
+
+    review = Review(api.app.state.services.store.engine)  # type: ignore[attr-defined]
+    item = review.item(world["flagged"])
+    assert item is not None
+    start, outcomes = threading.Barrier(4), []
+
+    def decide(name: str, label: str) -> None:
+        start.wait()
+        try:
+            review.act(item, name, "overturn", label)
+            outcomes.append("stored")
+        except Conflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=decide, args=(f"m{i}", LABELS[i % 2])) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(outcomes) == ["conflict", "conflict", "conflict", "stored"]
+    entries = audit(api, world["flagged"])
+    assert sorted(e.action for e in entries) == ["conflict", "conflict", "conflict", "overturn"]
+
+
+def test_spot_checks_bring_automatic_decisions_to_the_queue(tmp_path: Path) -> None:
+    with client(tmp_path, admin_token=TOKEN, spot_check_percent=100.0) as api:
+        key = add_site(api, "Forum")
+        flagged = check(api, key, [{"id": "f", "text": FLAGGED}])["f"]
+        add_user(api, "mod")
+        assert login(api, "mod").status_code == 303
+        items = api.get("/review?kind=spot-check").context["items"]  # type: ignore[attr-defined]
+        assert [(i.analysis_id, i.kinds) for i in items] == [(flagged["analysis_id"], ("spot-check",))]
+        assert "drawn at random" in items[0].reasons[0]
+        assert act(api, flagged["analysis_id"], action="confirm").status_code == 303
+        assert api.get("/review").context["items"] == []  # type: ignore[attr-defined]
+
+
+def test_category_filter(api: TestClient, world: dict[str, str]) -> None:
+    def listed(category: str) -> set[str]:
+        return {i.analysis_id for i in api.get(f"/review?category={category}").context["items"]}  # type: ignore[attr-defined]
+
+    assert listed("sexual-orientation") == {world["flagged"]}
+    assert listed("religion") == set()
+    refused = api.get("/review?category=weather")
+    assert refused.status_code == 400 and "accepted: gender" in refused.text
+
+
+def test_term_rules_change_the_sites_next_analyses(api: TestClient, world: dict[str, str]) -> None:
+    flagged, site = world["flagged"], world["second"]
+    page = api.get(f"/review/{flagged}")
+    hits = page.context["result"]["hits"]  # type: ignore[attr-defined]
+    junkie = next(h for h in hits if h["surface"] == "junkie")
+    faggot = next(h for h in hits if h["surface"] == "faggot")
+    assert "Mark ambiguous" in page.text and "Exclude" in page.text
+    data = {"csrf": session_csrf(api), "term_id": junkie["term_id"], "rule": "exclude"}
+    assert api.post(f"/review/{flagged}/terms", data=data, follow_redirects=False).status_code == 303
+    data = {**data, "term_id": faggot["term_id"], "rule": "ambiguous"}
+    assert api.post(f"/review/{flagged}/terms", data=data, follow_redirects=False).status_code == 303
+    entries = [e for e in audit(api, flagged) if e.action == "term-rule"]
+    assert [json.loads(e.after)["rule"] for e in entries] == ["exclude", "ambiguous"]
+    assert json.loads(entries[0].before)["rule"] == "none"
+
+    # the same text on that site is analysed again under the new rules; on another site nothing changes
+    again = check(api, site, [{"id": "f", "text": FLAGGED}])["f"]
+    assert again["analysis_id"] != flagged and again["label"] == "needs_review"
+    document = api.get(f"/api/v1/widget/{site}/analyses/{again['analysis_id']}", headers={"Origin": FORUM}).json()
+    assert [(h["surface"], h["ambiguous"]) for h in document["hits"]] == [("faggot", True)]
+    other = check(api, world["first"], [{"id": "f", "text": FLAGGED}])["f"]
+    assert other["label"] == "flagged"
+
+    refused = api.post(f"/review/{flagged}/terms", data={**data, "rule": "forbid"}, follow_redirects=False)
+    assert refused.status_code == 400 and "accepted: ambiguous, exclude, none" in refused.text
+    unknown = api.post(f"/review/{flagged}/terms", data={**data, "term_id": "xx"}, follow_redirects=False)
+    assert unknown.status_code == 400 and "not among this text's hits" in unknown.text
+    lifted = api.post(f"/review/{flagged}/terms", data={**data, "rule": "none"}, follow_redirects=False)
+    assert lifted.status_code == 303
+
+
+def test_hit_verdicts_follow_the_decision_unless_chosen(api: TestClient, world: dict[str, str]) -> None:
+    from web.review import Review
+
+    review = Review(api.app.state.services.store.engine)  # type: ignore[attr-defined]
+    item = review.item(world["flagged"])
+    assert item is not None
+    ids = [h["id"] for h in item.document["hits"]]
+    assert review.hit_verdicts(item, "not_flagged", {}) == dict.fromkeys(ids, "neutral")
+    assert review.hit_verdicts(item, "flagged", {}) == dict.fromkeys(ids, "contentious")
+    chosen = {ids[0]: "neutral", ids[1]: "skip"}
+    assert review.hit_verdicts(item, "flagged", chosen) == {ids[0]: "neutral"}
+    deferred = review.item(world["deferred"])
+    assert deferred is not None
+    (only,) = [h["id"] for h in deferred.document["hits"]]  # one ambiguous hit, undetermined
+    assert review.hit_verdicts(deferred, "flagged", {}) == {only: "contentious"}
+    assert review.hit_verdicts(deferred, "not_flagged", {}) == {only: "neutral"}
+
+
+def test_decisions_become_precedents_shown_on_similar_items(api: TestClient, world: dict[str, str]) -> None:
+    from web.models import Precedent
+
+    deferred = world["deferred"]
+    assert act(api, deferred, action="overturn:not_flagged").status_code == 303
+    with Session(api.app.state.services.store.engine) as db:  # type: ignore[attr-defined]
+        rows = list(db.exec(select(Precedent)))
+    assert [(p.analysis_id, p.verdict, p.moderator) for p in rows] == [(deferred, "neutral", "mod")]
+    # a second decision on the same item replaces its examples instead of adding to them
+    assert act(api, deferred, action="overturn:flagged", seen="1").status_code == 303
+    with Session(api.app.state.services.store.engine) as db:  # type: ignore[attr-defined]
+        rows = list(db.exec(select(Precedent)))
+    assert [(p.analysis_id, p.verdict) for p in rows] == [(deferred, "contentious")]
+    similar = check(api, world["first"], [{"id": "s", "text": "the strike left her crippled"}])["s"]
+    page = api.get(f"/review/{similar['analysis_id']}")
+    assert page.status_code == 200 and "Similar past decisions" in page.text
+    assert f'href="/review/{deferred}"' in page.text
+
+
+def test_three_agreeing_decisions_decide_the_next_similar_post_without_anyone(
+    api: TestClient, world: dict[str, str]
+) -> None:
+    site = world["first"]
+    texts = [
+        "the strike left him crippled for a week",
+        "the long strike left them crippled for a week",
+        "that strike left us crippled for a week or more",
+    ]
+    for number, text in enumerate(texts):
+        answer = check(api, site, [{"id": f"p{number}", "text": text}])[f"p{number}"]
+        assert answer["label"] == "needs_review"
+        assert act(api, answer["analysis_id"], action="overturn:not_flagged").status_code == 303
+    new = check(api, site, [{"id": "new", "text": "the strike left me crippled for a week"}])["new"]
+    assert new["label"] == "not_flagged"
+    document = api.get(f"/api/v1/widget/{site}/analyses/{new['analysis_id']}", headers={"Origin": FORUM}).json()
+    (hit,) = document["hits"]
+    assert hit["verdict"]["decided_by"] == "precedent" and hit["verdict"]["status"] == "neutral"
+    assert len(hit["verdict"]["precedents"]) == 3
+    # another site's moderators have decided nothing: the same post there still waits for a person
+    other = check(api, world["second"], [{"id": "new", "text": "the strike left me crippled for a week"}])["new"]
+    assert other["label"] == "needs_review"

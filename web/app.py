@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
@@ -16,9 +16,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from engine.analysis import BackendRouter
 from engine.paths import PROJECT_ROOT
 from web import errors
+from web.auth import current_session
 from web.batches import BatchWorker
 from web.render import install_filters
-from web.routes import account, admin, analyses, batches, demo, review, widget
+from web.routes import account, admin, analyses, batches, demo, quality, review, widget
 from web.routes import annotations as annotation_routes
 from web.services import Services
 from web.settings import Settings, get_settings
@@ -60,6 +61,8 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
         version="0.1.0",
         summary="Detects hateful, derogatory and contentious language and explains it in context.",
         lifespan=lifespan,
+        # every page's nav says who is signed in; costs a lookup only for requests that carry a session cookie
+        dependencies=[Depends(current_session)],
     )
     app.state.settings = settings
 
@@ -70,7 +73,8 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
     app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates", context_processors=[status_line])
     install_filters(app.state.templates.env)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
-    for module in (demo, analyses, annotation_routes, batches, widget, admin, account, review):
+    # quality before review: /review/{analysis_id} would take /review/quality for an item
+    for module in (demo, analyses, annotation_routes, batches, widget, admin, account, quality, review):
         app.include_router(module.router)
     errors.install(app)
 

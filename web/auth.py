@@ -188,6 +188,14 @@ class Accounts:
         self.close_sessions(user.username)
         return user
 
+    def enable(self, username: str) -> User:
+        """Lets a disabled account log in again. Sessions ended by `disable` stay ended: the user logs in anew."""
+
+        def change(user: User) -> None:
+            user.disabled = False
+
+        return self._change(username, change)
+
     def authenticate(self, username: str, password: str) -> User | None:
         """The user if the name and password match an enabled account; None for every kind of failure."""
         user = self.get(username) if USERNAME.fullmatch(username.strip().lower()) else None

@@ -7,6 +7,7 @@ unerase site update KEY [the same options; --store / --no-store, --show-checked 
 unerase user create NAME [--role moderator|admin] [--password-stdin]
 unerase user passwd NAME [--password-stdin]
 unerase user disable NAME
+unerase user enable NAME
 unerase user list [--json]
 """
 
@@ -131,6 +132,12 @@ def cmd_user_disable(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_user_enable(args: argparse.Namespace) -> int:
+    user = _accounts().enable(args.name)
+    print(f"enabled '{user.username}'; they can log in again with their password")
+    return 0
+
+
 def cmd_user_list(args: argparse.Namespace) -> int:
     for user in _accounts().all():
         state = "disabled" if user.disabled else "active"
@@ -157,6 +164,9 @@ def _add_user_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     disable = usub.add_parser("disable", help="refuse the account's logins and end its sessions")
     disable.add_argument("name")
     disable.set_defaults(func=cmd_user_disable)
+    enable = usub.add_parser("enable", help="let a disabled account log in again")
+    enable.add_argument("name")
+    enable.set_defaults(func=cmd_user_enable)
     listing = usub.add_parser("list", help="the accounts")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(func=cmd_user_list)

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlmodel import SQLModel, create_engine
 
 from web import models  # noqa: F401  (registers the tables)
+from web.precedents import ensure_index
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -42,6 +43,7 @@ def create_tables(engine: Engine, attempts: int = 5) -> None:
         try:
             SQLModel.metadata.create_all(engine)
             add_missing_columns(engine)
+            ensure_index(engine)  # full-text search over moderators' precedents
             return
         except (OperationalError, ProgrammingError, IntegrityError) as exc:
             raced = "already exists" in str(exc) or "duplicate" in str(exc).lower()

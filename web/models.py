@@ -155,7 +155,7 @@ class WidgetResult(SQLModel, table=True):
 
     cache_key: str = Field(primary_key=True, max_length=64)
     site_key: str = Field(foreign_key="site.key", index=True, max_length=40)
-    analysis_id: str = Field(foreign_key="analysis.id", max_length=32)
+    analysis_id: str = Field(foreign_key="analysis.id", index=True, max_length=32)  # the review queue joins on it
     created_at: datetime = Field(default_factory=utcnow)
 
 

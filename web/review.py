@@ -17,12 +17,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from sqlalchemy import ColumnElement, and_, case, func, or_
+from sqlalchemy import select as core_select  # rows of plain columns (sqlmodel's select types fewer)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from engine.errors import UneraseError
-from web.auth import as_utc
+from engine.vocabulary.model import CATEGORIES
+from web import precedents
+from web.deferral import raw_cutoff
 from web.models import (
     AnalysisRecord,
     AuditEntry,
@@ -30,16 +34,20 @@ from web.models import (
     Feedback,
     ModeratorDecision,
     Site,
+    SiteTermRule,
     WidgetResult,
     utcnow,
 )
 from web.results import analysis_document
 
-Kind = Literal["deferred", "disputed"]
-KINDS: tuple[Kind, ...] = ("deferred", "disputed")
+Kind = Literal["deferred", "disputed", "spot-check"]
+KINDS: tuple[Kind, ...] = ("deferred", "disputed", "spot-check")
 Action = Literal["confirm", "overturn", "explain", "note"]
 ACTIONS: tuple[Action, ...] = ("confirm", "overturn", "explain", "note")
 LABELS = ("flagged", "not_flagged")
+TermRule = Literal["ambiguous", "exclude", "none"]
+TERM_RULES: tuple[TermRule, ...] = ("ambiguous", "exclude", "none")
+HIT_VERDICTS = ("contentious", "neutral")
 EXCERPT = 120
 QUEUE_LIMIT = 500  # a page a person can work through; the filters narrow it
 
@@ -65,17 +73,22 @@ class QueueFilter:
     language: str | None = None
     site: str | None = None
     kind: Kind | None = None
+    category: str | None = None
 
     @classmethod
-    def parse(cls, language: str | None, site: str | None, kind: str | None) -> QueueFilter:
+    def parse(
+        cls, language: str | None, site: str | None, kind: str | None, category: str | None = None
+    ) -> QueueFilter:
         if kind and kind not in KINDS:
             raise ReviewError(f"unknown reason kind '{kind}'; accepted: {', '.join(KINDS)}")
+        if category and category not in CATEGORIES:
+            raise ReviewError(f"unknown category '{category}'; accepted: {', '.join(CATEGORIES)}")
         checked: Kind | None = next((k for k in KINDS if k == kind), None)
-        return cls(language or None, site or None, checked)
+        return cls(language or None, site or None, checked, category or None)
 
     def query(self) -> dict[str, str]:
         """The filter as query-string values (empty ones left out), to carry it from page to page."""
-        values = {"language": self.language, "site": self.site, "kind": self.kind}
+        values = {"language": self.language, "site": self.site, "kind": self.kind, "category": self.category}
         return {name: value for name, value in values.items() if value}
 
 
@@ -179,75 +192,110 @@ class Review:
         return Session(self.engine, expire_on_commit=False)
 
     # -- the queue ----------------------------------------------------------------------------------
-    def queue(self, filters: QueueFilter = QueueFilter()) -> list[QueueItem]:
-        """Items waiting for a moderator, newest first."""
+    def queue(self, filters: QueueFilter = QueueFilter(), limit: int = QUEUE_LIMIT) -> list[QueueItem]:
+        """Items waiting for a moderator, newest first, selected and filtered in the database."""
+        analysis, decision = AnalysisRecord.__table__, DecisionRecord.__table__  # type: ignore[attr-defined]
+        widget = WidgetResult.__table__  # type: ignore[attr-defined]
+        decided = (
+            select(ModeratorDecision.analysis_id, func.max(ModeratorDecision.created_at).label("at"))
+            .group_by(col(ModeratorDecision.analysis_id))
+            .subquery()
+        )
+        disputed = (
+            select(Feedback.analysis_id, func.max(Feedback.created_at).label("at"))
+            .where(col(Feedback.helpful).is_(False))
+            .group_by(col(Feedback.analysis_id))
+            .subquery()
+        )
+        undecided = decided.c.at.is_(None)
+        kinds = {
+            "deferred": and_(undecided, or_(decision.c.label == "needs_review", *self._site_deferrals())),
+            "disputed": and_(disputed.c.at.is_not(None), or_(undecided, disputed.c.at > decided.c.at)),
+            "spot-check": and_(undecided, analysis.c.spot_check.is_(True), decision.c.label != "needs_review"),
+        }
+        wanted = [kinds[filters.kind]] if filters.kind else list(kinds.values())
+        query = (
+            core_select(
+                analysis.c.id,
+                analysis.c.created_at,
+                analysis.c.language,
+                func.substr(analysis.c.text, 1, EXCERPT + 1).label("excerpt"),
+                decision.c.label,
+                decision.c.confidence,
+                decision.c.reasons,
+                widget.c.site_key,
+                *(
+                    case((condition, True), else_=False).label(name.replace("-", "_"))
+                    for name, condition in kinds.items()
+                ),
+            )
+            .select_from(analysis)
+            .outerjoin(decision, decision.c.analysis_id == analysis.c.id)
+            .outerjoin(widget, widget.c.analysis_id == analysis.c.id)
+            .outerjoin(decided, decided.c.analysis_id == analysis.c.id)
+            .outerjoin(disputed, disputed.c.analysis_id == analysis.c.id)
+            .where(or_(*wanted))
+        )
+        if filters.language:
+            query = query.where(analysis.c.language == filters.language)
+        if filters.site:
+            query = query.where(widget.c.site_key == filters.site)
+        if filters.category:
+            # categories are stored comma-separated: match whole names only
+            query = query.where(("," + decision.c.categories + ",").contains(f",{filters.category},"))
+        query = query.order_by(analysis.c.created_at.desc(), analysis.c.id).limit(limit)
         with self._session() as session:
-            deferred = {
-                row.analysis_id: row
-                for row in session.exec(select(DecisionRecord).where(DecisionRecord.label == "needs_review"))
-            }
-            disputes: dict[str, list[Feedback]] = {}
+            rows = list(session.execute(query))
+            ids = [row.id for row in rows]
+            comments: dict[str, list[Feedback]] = {}
             for feedback in session.exec(
-                select(Feedback).where(col(Feedback.helpful).is_(False)).order_by(col(Feedback.created_at))
+                select(Feedback)
+                .where(col(Feedback.analysis_id).in_(ids), col(Feedback.helpful).is_(False))
+                .order_by(col(Feedback.created_at))
             ):
-                disputes.setdefault(feedback.analysis_id, []).append(feedback)
-            candidates = set(deferred) | set(disputes)
-            decided = latest_decisions(self.engine, candidates)
-            waiting: dict[str, tuple[Kind, ...]] = {}
-            for analysis_id in candidates:
-                last = decided.get(analysis_id)
-                kinds: list[Kind] = []
-                if analysis_id in deferred and last is None:
-                    kinds.append("deferred")
-                # a dispute after the last moderator decision brings the item back
-                if any(
-                    last is None or as_utc(f.created_at) > as_utc(last.created_at)
-                    for f in disputes.get(analysis_id, [])
-                ):
-                    kinds.append("disputed")
-                if kinds:
-                    waiting[analysis_id] = tuple(kinds)
-            if filters.kind:
-                waiting = {a: kinds for a, kinds in waiting.items() if filters.kind in kinds}
-            query = select(AnalysisRecord).where(col(AnalysisRecord.id).in_(list(waiting)))
-            if filters.language:
-                query = query.where(AnalysisRecord.language == filters.language)
-            records = list(session.exec(query.order_by(col(AnalysisRecord.created_at).desc()).limit(QUEUE_LIMIT)))
-            sites = self._sites(session, [r.id for r in records], disputes)
+                comments.setdefault(feedback.analysis_id, []).append(feedback)
+            keys = {row.site_key for row in rows if row.site_key}
+            names = {s.key: s.name for s in session.exec(select(Site).where(col(Site.key).in_(keys)))}
         items = []
-        for record in records:
-            site_key, site_name = sites.get(record.id, (None, None))
-            if filters.site and site_key != filters.site:
-                continue
+        for row in rows:
+            kinds_of = tuple(kind for kind in KINDS if getattr(row, kind.replace("-", "_"), False))
             reasons: list[str] = []
-            if record.id in deferred and "deferred" in waiting[record.id]:
-                reasons += json.loads(deferred[record.id].reasons) or ["deferred"]
-            if "disputed" in waiting[record.id]:
-                reasons += [f"disputed by a reader: {f.comment or '(no comment)'}" for f in disputes[record.id]]
-            excerpt = record.text if len(record.text) <= EXCERPT else record.text[:EXCERPT] + "…"
+            if "deferred" in kinds_of:
+                reasons += json.loads(row.reasons or "[]") or ["deferred"]
+                if row.label != "needs_review":
+                    reasons.append(f"deferred by the site's threshold: confidence {row.confidence:.2f}")
+            if "disputed" in kinds_of:
+                reasons += [f"disputed by a reader: {f.comment or '(no comment)'}" for f in comments.get(row.id, [])]
+            if "spot-check" in kinds_of:
+                reasons.append(f"spot check: an automatic “{row.label.replace('_', ' ')}” drawn at random")
+            excerpt = row.excerpt if len(row.excerpt) <= EXCERPT else row.excerpt[:EXCERPT] + "…"
             items.append(
                 QueueItem(
-                    analysis_id=record.id,
-                    created_at=record.created_at,
-                    kinds=waiting[record.id],
+                    analysis_id=row.id,
+                    created_at=row.created_at,
+                    kinds=kinds_of,
                     reasons=tuple(reasons),
-                    language=record.language,
-                    site_key=site_key,
-                    site_name=site_name,
+                    language=row.language,
+                    site_key=row.site_key,
+                    site_name=names.get(row.site_key, row.site_key) if row.site_key else None,
                     excerpt=excerpt,
                 )
             )
         return items
 
-    def _sites(
-        self, session: Session, analysis_ids: list[str], disputes: dict[str, list[Feedback]]
-    ) -> dict[str, tuple[str, str]]:
-        """(site key, site name) per analysis: the widget result that asked for it, else the site of a dispute."""
-        keys = {a: disputes[a][0].site_key for a in analysis_ids if a in disputes}
-        for row in session.exec(select(WidgetResult).where(col(WidgetResult.analysis_id).in_(analysis_ids))):
-            keys[row.analysis_id] = row.site_key
-        names = {s.key: s.name for s in session.exec(select(Site).where(col(Site.key).in_(set(keys.values()))))}
-        return {a: (key, names.get(key, key)) for a, key in keys.items()}
+    def _site_deferrals(self) -> list[ColumnElement[bool]]:
+        """Conditions for decisions a site's own τ defers (widget results below the site's raw cutoff)."""
+        decision, widget = DecisionRecord.__table__, WidgetResult.__table__  # type: ignore[attr-defined]
+        with self._session() as session:
+            sites = list(session.exec(select(Site)))
+        return [
+            and_(
+                widget.c.site_key == site.key,
+                decision.c.confidence < raw_cutoff(site),
+                decision.c.label != "needs_review",
+            )
+            for site in sites
+        ]
 
     def neighbours(self, analysis_id: str, filters: QueueFilter = QueueFilter()) -> tuple[str | None, str | None]:
         """(previous, next) item ids around this one in the queue; the first item when it is not in the queue."""
@@ -394,6 +442,72 @@ class Review:
             "Your decision was not saved (it is in the item's history as a conflict); "
             "read the item again and decide once more if you disagree."
         )
+
+    def set_term_rule(self, item: ReviewItem, moderator: str, term_id: str, rule: str) -> AuditEntry:
+        """Marks one of the item's terms ambiguous or excluded for the item's site ("none" lifts the rule)."""
+        if rule not in TERM_RULES:
+            raise ReviewError(f"unknown term rule '{rule}'; accepted: {', '.join(TERM_RULES)}")
+        if item.site_key is None:
+            raise ReviewError("this text did not come from a site's widget; term rules apply to one site's posts")
+        terms = {hit["term_id"]: hit["term"] for hit in item.document.get("hits", [])}
+        if term_id not in terms:
+            raise ReviewError(f"the term '{term_id}' is not among this text's hits; accepted: {', '.join(terms)}")
+        with self._session() as session:
+            current = session.get(SiteTermRule, (item.site_key, term_id))
+            before = current.rule if current else "none"
+            if current is not None:
+                session.delete(current)
+                session.flush()
+            if rule != "none":
+                session.add(SiteTermRule(site_key=item.site_key, term_id=term_id, rule=rule, moderator=moderator))
+            entry = AuditEntry(
+                actor=moderator,
+                action="term-rule",
+                analysis_id=item.record.id,
+                before=json.dumps({"site": item.site_key, "term": terms[term_id], "rule": before}, ensure_ascii=False),
+                after=json.dumps({"site": item.site_key, "term": terms[term_id], "rule": rule}, ensure_ascii=False),
+            )
+            session.add(entry)
+            session.commit()
+        return entry
+
+    def learn(self, item: ReviewItem, label: str, chosen: dict[str, str], moderator: str) -> int:
+        """Keeps the decision's per-hit verdicts as labelled examples (precedents) for later hits of the same
+        terms, replacing what an earlier decision on this item said. Returns how many were kept."""
+        verdicts = self.hit_verdicts(item, label, chosen)
+        rows = precedents.from_document(item.document, verdicts, moderator, item.site_key)
+        precedents.replace(self.engine, item.record.id, rows)
+        return len(rows)
+
+    def term_rules(self, item: ReviewItem) -> dict[str, str]:
+        """term id -> rule, for the item's terms on its site."""
+        if item.site_key is None:
+            return {}
+        with self._session() as session:
+            rows = session.exec(select(SiteTermRule).where(SiteTermRule.site_key == item.site_key))
+            return {row.term_id: row.rule for row in rows}
+
+    @staticmethod
+    def hit_verdicts(item: ReviewItem, label: str, chosen: dict[str, str]) -> dict[str, str]:
+        """What the moderator's decision says about each hit: contentious or neutral, or nothing when it does not
+        say (then no labelled example is kept). `chosen` holds the item page's per-hit choices; "auto" or a
+        missing one is read from the decision: not flagged makes every hit neutral; flagged keeps the hits the
+        analysis found contentious, and makes a lone hit contentious when nothing else explains the flag."""
+        hits = item.document.get("hits", [])
+        automatic = {hit["id"]: (hit.get("verdict") or {}).get("status") for hit in hits}
+        targeting = (item.document.get("targeting") or {}).get("status")
+        verdicts: dict[str, str] = {}
+        for hit in hits:
+            choice = chosen.get(hit["id"], "auto")
+            if choice in HIT_VERDICTS:
+                verdicts[hit["id"]] = choice
+            elif choice != "auto":
+                continue  # "skip": the moderator says nothing about this hit
+            elif label == "not_flagged":
+                verdicts[hit["id"]] = "neutral"
+            elif automatic.get(hit["id"]) == "contentious" or (len(hits) == 1 and targeting != "hateful"):
+                verdicts[hit["id"]] = "contentious"
+        return verdicts
 
     @staticmethod
     def _decision(

@@ -17,6 +17,7 @@ from engine.vocabulary.loader import load_vocabularies
 from web.db import make_engine
 from web.examples import Example, load_examples
 from web.forum import Thread, load_thread
+from web.precedents import DatabasePrecedents
 from web.ratelimit import RateLimiter
 from web.runs import Runs
 from web.settings import LLMSettings, Settings
@@ -73,6 +74,7 @@ class Services:
             # language detection loads every language's dictionary on first use: do it now, not in a request
             detector.detect("warm up the language detection", None)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        database = make_engine(settings.resolved_database_url)
         analyzer = Analyzer(
             detector,
             backends if backends is not None else build_router(settings),
@@ -83,8 +85,9 @@ class Services:
                 timeout=settings.llm_timeout,
                 threshold=settings.threshold,
             ),
+            precedents=DatabasePrecedents(database),  # moderators' earlier verdicts decide what they can
         )
-        store = Store(make_engine(settings.resolved_database_url), settings.spot_check_percent)
+        store = Store(database, settings.spot_check_percent)
         store.reset_unfinished_analyses()
         limiter = RateLimiter(settings.rate_limit_per_minute)
         examples = tuple(e for e in load_examples() if e.lang in detector.languages)

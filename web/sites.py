@@ -17,7 +17,8 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from engine.errors import UneraseError
-from web.models import Feedback, Site
+from engine.scope import Scope
+from web.models import Feedback, Site, SiteTermRule
 from web.ratelimit import RateLimiter
 from web.store import Store
 
@@ -67,6 +68,14 @@ def site_to_dict(site: Site) -> dict[str, Any]:
         "store": site.store,
         "show_checked": site.show_checked,
         "rate_limit_per_minute": site.rate_limit_per_minute,
+        "values": {
+            "tp": site.value_tp,
+            "tn": site.value_tn,
+            "fp": site.value_fp,
+            "fn": site.value_fn,
+            "r": site.value_r,
+        },
+        "calibration": json.loads(site.calibration) if site.calibration else None,
     }
 
 
@@ -75,6 +84,7 @@ class Sites:
     store: Store
     _cache: dict[str, tuple[float, Site | None]] = field(default_factory=dict)
     _limiters: dict[str, RateLimiter] = field(default_factory=dict)
+    _scopes: dict[str, tuple[float, Scope]] = field(default_factory=dict)
 
     def cached(self, key: str) -> tuple[bool, Site | None]:
         """(known, site) from memory only: the widget's hot path needs no thread or database."""
@@ -92,6 +102,30 @@ class Sites:
             site = session.get(Site, key)
         self._cache[key] = (time.monotonic() + CACHE_SECONDS, site)
         return site
+
+    def scope(self, key: str) -> Scope:
+        """The site's term rules for its analyses (cached like the site: another worker's change shows within
+        CACHE_SECONDS)."""
+        cached = self._scopes.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        excluded: set[str] = set()
+        ambiguous: set[str] = set()
+        for rule in self.term_rules(key):
+            (excluded if rule.rule == "exclude" else ambiguous).add(rule.term_id)
+        scope = Scope(key, frozenset(excluded), frozenset(ambiguous))
+        self._scopes[key] = (time.monotonic() + CACHE_SECONDS, scope)
+        return scope
+
+    def term_rules(self, key: str) -> list[SiteTermRule]:
+        with Session(self.store.engine) as session:
+            query = select(SiteTermRule).where(SiteTermRule.site_key == key).order_by(col(SiteTermRule.term_id))
+            return list(session.exec(query))
+
+    def forget(self, key: str) -> None:
+        """Drops what this process remembers of a site, after a change."""
+        self._cache.pop(key, None)
+        self._scopes.pop(key, None)
 
     def all(self) -> list[Site]:
         with Session(self.store.engine) as session:

@@ -1,7 +1,7 @@
 """What the widget asks: which of a page's posts are flagged, and why.
 
-A post is identified by its content and the configuration that judges it (site, language, mode,
-threshold, vocabulary, prompts, models): the same post under the same configuration is analysed
+A post is identified by its content and the configuration that judges it (site and its term rules, language, mode,
+vocabulary, prompts, models): the same post under the same configuration is analysed
 once, ever — reloading a page or reopening a panel reads the stored result. A check starts the
 analyses it needs in the background and waits a little (`widget_wait_seconds`); what is not
 finished by then is reported as running and streams into the panel when a reader opens it.
@@ -23,6 +23,7 @@ from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
 from engine.errors import UneraseError
+from web.deferral import effective
 from web.models import AnalysisRecord, ModeratorDecision, Site, WidgetResult
 from web.results import analysis_document, fold
 from web.review import apply_to_document, apply_to_summary, latest_decisions
@@ -42,14 +43,16 @@ class Post:
     lang: str | None = None
 
 
-def content_key(services: Services, site: Site, text: str, language: str | None) -> str:
+def content_key(services: Services, site: Site, text: str, language: str | None, rules: str = "") -> str:
+    """`rules`: the version of the site's term rules (engine.scope.Scope.version). The site's τ and calibration
+    are not part of it: they are applied when a result is read (`summary`), so changing them costs no analysis."""
     analyzer = services.analyzer
     parts = (
+        rules,
         site.key,
         text,
         language or "",
         site.mode,
-        repr(site.threshold),
         analyzer.detector.vocabulary.version,
         analyzer.prompts.version,
         ",".join(sorted(b.model_id for b in analyzer.backends.all())),
@@ -64,8 +67,9 @@ def summary(
     site: Site,
     moderator: ModeratorDecision | None = None,
 ) -> dict[str, Any]:
-    """One post's answer: the label the widget shows, with the site's threshold applied; a moderator's
-    decision, when there is one, replaces the automatic label whatever the threshold says."""
+    """One post's answer: the label the widget shows, with the site's calibration and threshold applied
+    (web.deferral.effective: below τ, flagged and not_flagged alike become needs_review, "under review");
+    a moderator's decision, when there is one, replaces the automatic label whatever the threshold says."""
     result = fold(events)
     decision = result["decision"]
     if moderator is not None:
@@ -77,9 +81,7 @@ def summary(
         hits = result["hits"]
         label = "flagged" if any(not h["ambiguous"] for h in hits) else "needs_review" if hits else "pending"
         return {"id": post_id, "analysis_id": analysis_id, "label": label, "severity": None, "status": "running"}
-    label = decision["label"]
-    if label == "flagged" and decision["confidence"] < site.threshold:
-        label = "needs_review"  # deferred by the site's own threshold
+    label, _ = effective(site, decision)  # the site's own calibration and τ, not the server's global τ
     return {
         "id": post_id,
         "analysis_id": analysis_id,
@@ -95,7 +97,7 @@ class Widget:
         self._memory_keys: OrderedDict[str, str] = OrderedDict()  # no-store sites: content key -> analysis id
         # finished documents ready to send, with the time they were made: another worker process may
         # record a moderator's decision, which this one learns by rebuilding after DOCUMENT_SECONDS
-        self.documents: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
+        self.documents: OrderedDict[str, tuple[float, str, bytes]] = OrderedDict()
 
     def _known(self, site: Site, keys: list[str]) -> dict[str, str]:
         if not site.store:
@@ -140,7 +142,10 @@ class Widget:
         services = self.services
         allowed = tuple(languages_of(site) or services.detector.languages)
         languages = [self._language(post, page_language, allowed) for post in posts]
-        keys = [content_key(services, site, p.text, lang) for p, lang in zip(posts, languages, strict=True)]
+        scope = await run_in_threadpool(services.sites.scope, site.key)  # cached for a few seconds
+        keys = [
+            content_key(services, site, p.text, lang, scope.version) for p, lang in zip(posts, languages, strict=True)
+        ]
         known = await run_in_threadpool(self._known, site, list(set(keys)))
         new: dict[str, AnalysisRecord] = {}
         for key, post, language in zip(keys, posts, languages, strict=True):
@@ -158,7 +163,13 @@ class Widget:
                     self._memory_keys.popitem(last=False)
             runs.append(
                 services.runs.start(
-                    record.id, record.text, record.requested_language, site.mode, detached=True, persist=site.store
+                    record.id,
+                    record.text,
+                    record.requested_language,
+                    site.mode,
+                    detached=True,
+                    persist=site.store,
+                    scope=scope,
                 ).task
             )
         pending = [task for task in runs if task is not None]
@@ -172,11 +183,13 @@ class Widget:
             answers.append(summary(analysis_id, post.id, events, site, decided.get(analysis_id)))
         return answers
 
-    async def document(self, analysis_id: str) -> bytes | None:
-        """The analysis as the API's JSON document (bytes); finished ones are kept ready to send."""
+    async def document(self, analysis_id: str, site: Site | None = None) -> bytes | None:
+        """The analysis as the API's JSON document (bytes), its decision as `site` shows it (the site's τ and
+        calibration); finished ones are kept ready to send."""
+        site_key = site.key if site is not None else ""
         cached = self.documents.get(analysis_id)
-        if cached is not None and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
-            return cached[1]
+        if cached is not None and cached[1] == site_key and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
+            return cached[2]
         services = self.services
         memory = services.runs.memory.get(analysis_id)
         run = services.runs.current(analysis_id)
@@ -190,12 +203,15 @@ class Widget:
                 return None
             record, events = found, json.loads(found.events)
         document = analysis_document(record, events)
+        if site is not None and document["decision"] is not None:
+            label, reasons = effective(site, document["decision"])
+            document["decision"] = {**document["decision"], "label": label, "reasons": list(reasons)}
         decided = await run_in_threadpool(latest_decisions, services.store.engine, [analysis_id])
         if analysis_id in decided:
             document = apply_to_document(document, decided[analysis_id])
         body = json.dumps(document, ensure_ascii=False).encode()
         if record.status == "complete":
-            self.documents[analysis_id] = (time.monotonic(), body)
+            self.documents[analysis_id] = (time.monotonic(), site_key, body)
             while len(self.documents) > DOCUMENTS:
                 self.documents.popitem(last=False)
         return body

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -19,8 +20,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from engine.deferral import DeferralError, Values
 from engine.errors import UneraseError
-from web import auth
+from web import auth, deferral
 from web.deps import ServicesDep, TemplatesDep
 from web.errors import Closed, NotFound, Unauthorized
 from web.models import Site, iso
@@ -29,6 +31,7 @@ from web.services import Services
 from web.sites import new_key, normalise_origin, parse_list, site_to_dict
 
 router = APIRouter(tags=["admin"])
+log = logging.getLogger("unerase.admin")
 
 
 async def require_admin(request: Request, services: ServicesDep) -> None:
@@ -186,3 +189,74 @@ async def sites_form(
     site = await load_site(services, key) if key else Site(key=new_key(), name=name)
     await run_in_threadpool(services.sites.save, apply(site, fields, services))
     return RedirectResponse("/admin/sites", status_code=303)
+
+
+# -- one site's deferral page ------------------------------------------------------------------------
+async def who(request: Request) -> str:
+    """For the log: the signed-in admin's name, or the admin token."""
+    signed_in = await auth.current_session(request)
+    return signed_in.user.username if signed_in is not None else "the admin token"
+
+
+@router.get("/admin/sites/{key}", response_class=HTMLResponse, dependencies=[Admin], include_in_schema=False)
+async def site_page(key: str, request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
+    """The site's values, V(τ) with the τ it proposes, and the calibration of its confidences."""
+    site = await load_site(services, key)
+    report = await run_in_threadpool(deferral.site_report, services.store.engine, site)
+    context = {
+        "site": site_to_dict(site),
+        "values": {field.name: getattr(site, field.name) for field in deferral.VALUE_FIELDS},
+        "value_fields": deferral.VALUE_FIELDS,
+        "report": report,
+        "current_calibration": deferral.describe(report.current_calibration),
+        "fitted_calibration": deferral.describe(report.calibration),
+        "value_chart": deferral.value_chart(report),
+        "calibration_chart": deferral.calibration_chart(report),
+        "csrf": await form_token(request, services),
+        "languages": services.detector.languages,
+    }
+    return templates.TemplateResponse(request, "admin_site.html", context)
+
+
+@router.post("/admin/sites/{key}/values", dependencies=[Admin], include_in_schema=False)
+async def site_values_form(
+    key: str,
+    request: Request,
+    services: ServicesDep,
+    csrf: Annotated[str, Form()],
+    value_tp: Annotated[float, Form()],
+    value_tn: Annotated[float, Form()],
+    value_fp: Annotated[float, Form()],
+    value_fn: Annotated[float, Form()],
+    value_r: Annotated[float, Form()],
+) -> Response:
+    await check_csrf(request, services, csrf)
+    site = await load_site(services, key)
+    values = Values(tp=value_tp, tn=value_tn, fp=value_fp, fn=value_fn, r=value_r)  # refuses bad ones
+    await run_in_threadpool(deferral.save_values, services.sites, site, values)
+    log.info("site %s: values set to %s by %s", key, values, await who(request))
+    return RedirectResponse(f"/admin/sites/{key}", status_code=303)
+
+
+@router.post("/admin/sites/{key}/deferral", dependencies=[Admin], include_in_schema=False)
+async def site_deferral_form(
+    key: str, request: Request, services: ServicesDep, csrf: Annotated[str, Form()]
+) -> Response:
+    """Applies the τ and calibration the page proposes, computed afresh so that both come from the same data."""
+    await check_csrf(request, services, csrf)
+    site = await load_site(services, key)
+    report = await run_in_threadpool(deferral.site_report, services.store.engine, site)
+    if report.chosen is None:
+        raise DeferralError(f"no threshold can be chosen for this site yet: {report.refusal}")
+    before = (site.threshold, site.calibration)
+    await run_in_threadpool(deferral.apply, services.sites, site, report.chosen[0], report.calibration)
+    log.info(
+        "site %s: τ %.4f and calibration %r replaced τ %.4f and %r (from %d reviewed decisions), by %s",
+        key,
+        site.threshold,
+        site.calibration,
+        *before,
+        report.reviewed,
+        await who(request),
+    )
+    return RedirectResponse(f"/admin/sites/{key}", status_code=303)

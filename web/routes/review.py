@@ -6,6 +6,7 @@ action the moderator lands on the next item of the queue, with the same filters.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -13,6 +14,8 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from engine.vocabulary.model import CATEGORIES
+from web import precedents
 from web.auth import check_csrf, current_session, require_role
 from web.deps import ServicesDep, TemplatesDep
 from web.errors import NotFound
@@ -31,8 +34,10 @@ def review_of(services: ServicesDep) -> Review:
 ReviewDep = Annotated[Review, Depends(review_of)]
 
 
-def filters_of(language: str | None = None, site: str | None = None, kind: str | None = None) -> QueueFilter:
-    return QueueFilter.parse(language, site, kind)
+def filters_of(
+    language: str | None = None, site: str | None = None, kind: str | None = None, category: str | None = None
+) -> QueueFilter:
+    return QueueFilter.parse(language, site, kind, category)
 
 
 FilterDep = Annotated[QueueFilter, Depends(filters_of)]
@@ -58,6 +63,7 @@ async def queue(
         "items": items,
         "filters": filters,
         "kinds": KINDS,
+        "categories": CATEGORIES,
         "user": user,
         "item_url": item_url,
         "csrf": await csrf_of(request),
@@ -71,6 +77,7 @@ async def item(
     request: Request,
     user: Moderator,
     review: ReviewDep,
+    services: ServicesDep,
     filters: FilterDep,
     templates: TemplatesDep,
 ) -> Response:
@@ -79,7 +86,13 @@ async def item(
         raise NotFound(f"no stored analysis has the id '{analysis_id}'")
     previous, following = await run_in_threadpool(review.neighbours, analysis_id, filters)
     document = found.document
+    term_rules = await run_in_threadpool(review.term_rules, found)
+    similar = await run_in_threadpool(
+        precedents.similar_decisions, services.store.engine, document, found.site_key, exclude=analysis_id
+    )
     context = {
+        "term_rules": term_rules,
+        "similar": similar,
         "item": found,
         "result": document,
         "segments": segments(document["text"], document["hits"]),
@@ -91,6 +104,29 @@ async def item(
         "csrf": await csrf_of(request),
     }
     return templates.TemplateResponse(request, "review_item.html", context)
+
+
+@router.post("/review/{analysis_id}/terms")
+async def term_rule(
+    analysis_id: str,
+    request: Request,
+    user: Moderator,
+    review: ReviewDep,
+    services: ServicesDep,
+    filters: FilterDep,
+    term_id: Annotated[str, Form(max_length=200)],
+    rule: Annotated[str, Form(max_length=16)],
+    csrf: Annotated[str, Form()] = "",
+) -> Response:
+    """Marks a term ambiguous or excluded for the item's site; the site's next analyses use the rule."""
+    await check_csrf(request, csrf)
+    found = await run_in_threadpool(review.item, analysis_id)
+    if found is None:
+        raise NotFound(f"no stored analysis has the id '{analysis_id}'")
+    await run_in_threadpool(review.set_term_rule, found, user.username, term_id, rule)
+    if found.site_key:
+        services.sites.forget(found.site_key)
+    return RedirectResponse(item_url(analysis_id, filters), status_code=303)
 
 
 @router.post("/review/{analysis_id}")
@@ -115,7 +151,12 @@ async def act(
     found = await run_in_threadpool(review.item, analysis_id)
     if found is None:
         raise NotFound(f"no stored analysis has the id '{analysis_id}'")
-    await run_in_threadpool(review.act, found, user.username, action, label, explanation, note, seen)
+    entry = await run_in_threadpool(review.act, found, user.username, action, label, explanation, note, seen)
+    if entry.action in ("confirm", "overturn"):
+        form = await request.form()
+        chosen = {name[4:]: str(value) for name, value in form.items() if name.startswith("hit:")}
+        decided = json.loads(entry.after)["label"]
+        await run_in_threadpool(review.learn, found, decided, chosen, user.username)
     # the widget keeps finished documents as bytes; this one now reads differently
     services.widget.documents.pop(analysis_id, None)
     _, following = await run_in_threadpool(review.neighbours, analysis_id, filters)

@@ -111,7 +111,7 @@ async def check(body: CheckRequest, site: SiteDep, request: Request, services: S
 
 @router.get("/api/v1/widget/{site_key}/analyses/{analysis_id}", responses=PROBLEM_RESPONSES)
 async def analysis(analysis_id: str, site: SiteDep, request: Request, services: ServicesDep) -> Response:
-    body = await services.widget.document(analysis_id)
+    body = await services.widget.document(analysis_id, site)
     if body is None:
         raise NotFound(f"no analysis has the id '{analysis_id}'")
     return cors(Response(body, media_type="application/json"), request)
