@@ -222,8 +222,11 @@ class Server:
 
 
 @contextmanager
-def uvicorn_server(workers: int, tmp: Path, extra_env: dict[str, str] | None = None) -> Iterator[Server]:
-    """uvicorn with a fresh data directory, vocabulary-only, no rate limit; stopped whatever happens."""
+def uvicorn_server(
+    workers: int, tmp: Path, extra_env: dict[str, str] | None = None, app_root: Path = ROOT
+) -> Iterator[Server]:
+    """uvicorn with a fresh data directory, vocabulary-only, no rate limit; stopped whatever happens.
+    `app_root` serves another checkout of the project (a baseline measured side by side with this one)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("UNERASE_")}
     env.update({
@@ -231,7 +234,7 @@ def uvicorn_server(workers: int, tmp: Path, extra_env: dict[str, str] | None = N
         "UNERASE_CACHE_DIR": str(tmp / "cache"),
         "UNERASE_RATE_LIMIT_PER_MINUTE": "0",
         "UNERASE_LLM_BACKEND": "none",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(app_root),
         **(extra_env or {}),
     })  # fmt: skip
     log = tmp / f"uvicorn-{workers}.log"
@@ -504,38 +507,7 @@ def print_report(results: dict[str, Any]) -> None:
         row("to `event: done`", f"{done['p50']:8.1f} {done['p95']:8.1f} {done['p99']:8.1f}")
         row("failed requests", str(lat["errors"]))
     if runs := results.get("throughput"):
-        print(f"\nthroughput, JSON API behind uvicorn: {runs[0]['connections']} connections from {CLIENT_PROCESSES} "
-              f"client processes, {runs[0]['seconds']:.0f} s per run")  # fmt: skip
-        row("", "".join(f"{str(r['workers']) + ' worker' + 's' * (r['workers'] > 1):>12}" for r in runs))
-        for label, get in (
-            ("requests per second", lambda r: f"{r['requests_per_second']:,.0f}"),
-            ("latency p50 (ms)", lambda r: f"{r['latency_ms']['p50']:.1f}"),
-            ("latency p99 (ms)", lambda r: f"{r['latency_ms']['p99']:.1f}"),
-            ("errors", lambda r: str(r["errors"])),
-            ("server CPU seconds in the window", lambda r: f"{r['server_cpu_seconds']:.1f}"),
-            # steadier than requests/s on a busy machine: other processes take wall time, not this
-            ("server CPU ms per request", lambda r: f"{r['server_cpu_seconds'] * 1000 / max(r['requests'], 1):.1f}"),
-            ("client CPU seconds in the window", lambda r: f"{r['client_cpu_seconds']:.1f}"),
-        ):
-            row(label, "".join(f"{get(r):>12}" for r in runs))
-        if all(r.get("wrk") for r in runs):
-            row(
-                "wrk (C client, 32 connections): requests/s",
-                "".join(f"{r['wrk']['requests_per_second']:>12,.0f}" for r in runs),
-            )
-            row(
-                "wrk latency p50 / p99 (ms)",
-                "".join(
-                    f"{r['wrk']['latency_ms'].get('p50', 0):>6.1f}/{r['wrk']['latency_ms'].get('p99', 0):<5.0f}"
-                    for r in runs
-                ),
-            )
-            row("wrk errors, server CPU ms per request", "".join(
-                f"{r['wrk']['errors']:>6}, {r['wrk']['server_cpu_seconds'] * 1000 / max(r['wrk']['requests'], 1):<4.1f}"
-                for r in runs))  # fmt: skip
-        if len(runs) == 2 and runs[1]["requests_per_second"]:
-            ratio = runs[0]["requests_per_second"] / runs[1]["requests_per_second"]
-            row(f"{runs[0]['workers']} workers / {runs[1]['workers']} worker", f"{ratio:.2f}x")
+        print_throughput(runs, row)
     if fetch := results.get("widget"):
         print(f"\nwidget: a finished explanation fetched by open panels, uvicorn {fetch['workers']} workers, "
               f"{fetch['connections']} connections, {fetch['seconds']:.0f} s")  # fmt: skip
@@ -566,6 +538,41 @@ def print_report(results: dict[str, Any]) -> None:
         row("largest worker RSS while processing, by quarter (MB)", quarters)
 
 
+def print_throughput(runs: list[dict[str, Any]], row: Any) -> None:
+    """One column per checkout and worker count, each figure the median over the rounds."""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault((run.get("checkout", "this"), run["workers"]), []).append(run)
+    rounds = max(len(g) for g in groups.values())
+    print(f"\nthroughput, JSON API behind uvicorn: {runs[0]['connections']} connections from {CLIENT_PROCESSES} "
+          f"client processes, {runs[0]['seconds']:.0f} s per run, median of {rounds} round(s)")  # fmt: skip
+    row("", "".join(f"{label[:8] + ' ' + str(workers) + 'w':>14}" for label, workers in groups))
+
+    def median(get: Any) -> str:
+        return "".join(f"{statistics.median(get(r) for r in g):>14,.1f}" for g in groups.values())
+
+    row("requests per second", median(lambda r: r["requests_per_second"]))
+    row("latency p50 (ms)", median(lambda r: r["latency_ms"]["p50"]))
+    row("latency p99 (ms)", median(lambda r: r["latency_ms"]["p99"]))
+    row("errors", median(lambda r: r["errors"]))
+    # steadier than requests/s on a busy machine: other processes take wall time, not this
+    row("server CPU ms per request", median(lambda r: r["server_cpu_seconds"] * 1000 / max(r["requests"], 1)))
+    row("client CPU seconds in the window", median(lambda r: r["client_cpu_seconds"]))
+    if all(r.get("wrk") for r in runs):
+        row("wrk (32 connections): requests/s", median(lambda r: r["wrk"]["requests_per_second"]))
+        row("wrk latency p50 (ms)", median(lambda r: r["wrk"]["latency_ms"].get("p50", 0)))
+        row("wrk latency p99 (ms)", median(lambda r: r["wrk"]["latency_ms"].get("p99", 0)))
+        row("wrk errors", median(lambda r: r["wrk"]["errors"]))
+        row("wrk server CPU ms per request",
+            median(lambda r: r["wrk"]["server_cpu_seconds"] * 1000 / max(r["wrk"]["requests"], 1)))  # fmt: skip
+    if len(groups) > 1:
+        row("every round, requests/s (Python / wrk)", "")
+        for (label, workers), group in groups.items():
+            each = ", ".join(f"{r['requests_per_second']:.0f}/{(r.get('wrk') or {}).get('requests_per_second', 0):.0f}"
+                             for r in group)  # fmt: skip
+            row(f"  {label} {workers}w", each)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer requests, shorter runs, a smaller batch")
@@ -574,6 +581,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20, help="latency: requests before measuring")
     parser.add_argument("--seconds", type=float, help="throughput: seconds per run (default 10, quick 3)")
     parser.add_argument("--connections", type=int, default=16, help="throughput: connections per client process")
+    parser.add_argument("--workers", default="2,1", help="throughput: uvicorn worker counts, comma-separated")
+    parser.add_argument("--repeat", type=int, default=1, help="throughput: rounds; the report gives medians")
+    parser.add_argument("--compare", type=Path, action="append", default=[],
+                        help="throughput: also serve this checkout (e.g. a `git worktree` of the baseline), in turn "
+                        "with this one in every round; may be given more than once")  # fmt: skip
     parser.add_argument("--rows", type=int, help="batch: rows in the CSV (default 100,000, quick 10,000)")
     parser.add_argument("--batch-workers", type=int, default=2, help="batch: uvicorn workers")
     parser.add_argument("--tmp-dir", type=Path, help="where the temporary data directories go (default: the system's)")
@@ -595,7 +607,10 @@ def main() -> None:
     if "latency" in parts:
         results["latency"] = asyncio.run(latency(requests, args.warmup, 2000))
     if parts & {"throughput", "widget", "batch"}:
-        results.update(load_and_batch(parts, seconds, args.connections, rows, args.batch_workers))
+        workers = tuple(int(w) for w in args.workers.split(","))
+        compare = tuple(args.compare)
+        results.update(load_and_batch(parts, seconds, args.connections, rows, args.batch_workers,
+                                      worker_counts=workers, repeat=args.repeat, compare=compare))  # fmt: skip
     results["load_average_after"] = os.getloadavg()
     print_report(results)
     path = args.json or ROOT / "benchmarks" / "results" / f"web-{time.strftime('%Y-%m-%d')}.json"
@@ -604,7 +619,17 @@ def main() -> None:
     print(f"\nresults written to {path}")
 
 
-def load_and_batch(parts: set[str], seconds: float, connections: int, rows: int, batch_workers: int) -> dict[str, Any]:
+def load_and_batch(
+    parts: set[str],
+    seconds: float,
+    connections: int,
+    rows: int,
+    batch_workers: int,
+    *,
+    worker_counts: tuple[int, ...] = (2, 1),
+    repeat: int = 1,
+    compare: tuple[Path, ...] = (),
+) -> dict[str, Any]:
     from benchmarks.corpus_web import csv_upload, text_set
     from engine.detector import Detector
     from engine.paths import shipped_vocabularies
@@ -617,14 +642,18 @@ def load_and_batch(parts: set[str], seconds: float, connections: int, rows: int,
         texts = text_set(2000, 500, detector, hit_share=0.5).shuffled(seed=1)
         if "throughput" in parts:
             bodies = [json.dumps({"text": t, "lang": "en"}).encode() for t in texts]
+            checkouts = [("this", ROOT), *((path.name, path) for path in compare)]
             runs = []
-            for workers in (2, 1):
-                run_dir = tmp / f"throughput-{workers}"
-                run_dir.mkdir()
-                with uvicorn_server(workers, run_dir) as server:
-                    run = throughput(server, bodies, connections, seconds, warmup=2.0)
-                    run["wrk"] = wrk_throughput(server, bodies, 32, seconds)
-                    runs.append(run)
+            for round_ in range(repeat):
+                for workers in worker_counts:
+                    # alternate which checkout goes first, so neither always meets the same machine state
+                    for label, root in checkouts[:: 1 if round_ % 2 == 0 else -1]:
+                        run_dir = tmp / f"throughput-{label}-{workers}-{round_}"
+                        run_dir.mkdir()
+                        with uvicorn_server(workers, run_dir, app_root=root) as server:
+                            run = throughput(server, bodies, connections, seconds, warmup=2.0)
+                            run["wrk"] = wrk_throughput(server, bodies, 32, seconds)
+                        runs.append({"checkout": label, "app_root": str(root), "round": round_, **run})
             results["throughput"] = runs
         if "widget" in parts:
             run_dir = tmp / "widget"

@@ -145,8 +145,8 @@ def test_a_hit_is_opened_and_closed_from_the_keyboard(page: Page, server: str) -
     wait_until_done(page)
     hit = page.locator("#hits p.text button.hit", has_text=EN_TERM)
 
-    # Tab from the last link before the text (the JSON link of the permalink line) reaches the hit.
-    page.locator("#result-section p.permalink a", has_text="JSON").focus()
+    # Tab from the last link before the text (the statement link of the permalink line) reaches the hit.
+    page.locator("#result-section p.permalink a", has_text="Statement of reasons").focus()
     page.keyboard.press("Tab")
     expect(hit).to_be_focused()
 

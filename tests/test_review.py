@@ -370,3 +370,54 @@ def test_three_agreeing_decisions_decide_the_next_similar_post_without_anyone(
     # another site's moderators have decided nothing: the same post there still waits for a person
     other = check(api, world["second"], [{"id": "new", "text": "the strike left me crippled for a week"}])["new"]
     assert other["label"] == "needs_review"
+
+
+def routes_under(api: TestClient, prefix: str) -> list[tuple[str, str]]:
+    """(method, path with placeholders filled) of every route the app has under `prefix`, so a route added later
+    is checked without anyone remembering to list it."""
+
+    def walk(routes: list[Any], outer: str) -> Iterator[tuple[str, set[str]]]:
+        for route in routes:
+            included = getattr(route, "original_router", None)  # FastAPI keeps included routers whole
+            if included is not None:
+                yield from walk(included.routes, outer + route.include_context.prefix)
+            elif hasattr(route, "methods"):
+                yield outer + route.path, route.methods
+
+    found = []
+    for path, methods in walk(api.app.routes, ""):  # type: ignore[attr-defined]
+        if path.startswith(prefix):
+            filled = path.replace("{analysis_id}", "0" * 32).replace("{key}", "nosuchsite")
+            found += [(method, filled) for method in sorted(methods) if method != "HEAD"]
+    return found
+
+
+def test_every_review_route_refuses_anonymous_and_unchecked_requests(api: TestClient, world: dict[str, str]) -> None:
+    review_routes = routes_under(api, "/review")
+    assert {path for _, path in review_routes} >= {"/review", "/review/quality", "/review/decisions.csv"}
+    assert ("POST", f"/review/{'0' * 32}/terms") in review_routes
+    api.post("/logout", data={"csrf": session_csrf(api)})
+    for method, path in review_routes:
+        page = api.request(method, path, follow_redirects=False)
+        assert page.status_code == 303 and page.headers["location"].startswith("/login"), (method, path)
+        call = api.request(method, path, headers={"Accept": "application/json"}, follow_redirects=False)
+        assert call.status_code in (303, 401), (method, path)
+    # signed in, a form without the session's CSRF token is refused on every POST
+    assert login(api, "mod").status_code == 303
+    for method, path in review_routes:
+        if method == "POST":
+            path = path.replace("0" * 32, world["flagged"])
+            refused = api.post(path, data={"action": "note", "note": "x", "term_id": "t", "rule": "none"})
+            assert refused.status_code == 403, path
+    assert audit(api, world["flagged"]) == []
+
+
+def test_a_moderator_cannot_reach_admin_settings(api: TestClient) -> None:
+    admin_routes = routes_under(api, "/admin")
+    assert ("GET", "/admin/sites/nosuchsite") in admin_routes and ("POST", "/admin/sites") in admin_routes
+    add_user(api, "mod")
+    assert login(api, "mod").status_code == 303
+    csrf = session_csrf(api)
+    for method, path in admin_routes:
+        response = api.request(method, path, data={"csrf": csrf} if method == "POST" else None)
+        assert response.status_code == 403, (method, path, response.status_code)

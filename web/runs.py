@@ -25,7 +25,7 @@ from engine.errors import UneraseError
 from engine.events import Done, ErrorEvent, Event
 from engine.scope import Scope
 from web.models import AnalysisRecord
-from web.store import Store, StoredEvent
+from web.store import Finished, GroupWriter, Store, StoredEvent
 
 log = logging.getLogger("unerase.runs")
 
@@ -51,9 +51,11 @@ class Run:
 
 
 class Runs:
-    def __init__(self, analyzer: Analyzer, store: Store) -> None:
+    def __init__(self, analyzer: Analyzer, store: Store, writer: GroupWriter | None = None) -> None:
         self.analyzer = analyzer
         self.store = store
+        # finished streams are stored through it, many per commit (the synchronous API's analyses too)
+        self.writer = writer or GroupWriter(store)
         self._runs: dict[str, Run] = {}
         # finished analyses that must not be stored (no-store sites), newest last, bounded
         self.memory: OrderedDict[str, tuple[AnalysisRecord, list[StoredEvent]]] = OrderedDict()
@@ -164,7 +166,7 @@ class Runs:
         the browser does) finds the result stored, and its leaving cannot cancel the save."""
         events = [*run.events, done]
         if run.persist:
-            await run_in_threadpool(self.store.save_result, run.analysis_id, events)
+            await self.writer.save(Finished(run.analysis_id, events))
         else:
             self.memory[run.analysis_id] = (record.model_copy(update={"status": "complete"}), events)
             while len(self.memory) > MEMORY_ANALYSES:
@@ -180,7 +182,9 @@ class Runs:
         await asyncio.sleep(0)
 
     async def shutdown(self) -> None:
+        """Cancels unfinished runs (they stay pending), then writes every finished result still queued."""
         tasks = [run.task for run in self._runs.values() if run.task is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.writer.close()

@@ -1,16 +1,20 @@
-"""Reading and writing the stored records. Blocking (SQLAlchemy), so routes call it in a thread."""
+"""Reading and writing the stored records. `Store` blocks (SQLAlchemy), so routes call it in a thread;
+`GroupWriter` stores finished analyses for async callers, many per transaction."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
+from starlette.concurrency import run_in_threadpool
 
 from web.models import (
     AnalysisRecord,
@@ -51,6 +55,15 @@ class Progress:
         }
 
 
+@dataclass(frozen=True)
+class Finished:
+    """A finished analysis to store: its event stream, and its record if it was never stored pending."""
+
+    analysis_id: str
+    events: Sequence[StoredEvent]
+    new: AnalysisRecord | None = None
+
+
 class Store:
     def __init__(self, engine: Engine, spot_check_percent: float = 0.0) -> None:
         self.engine = engine
@@ -80,16 +93,59 @@ class Store:
 
     def save_result(self, analysis_id: str, events: Sequence[StoredEvent], new: AnalysisRecord | None = None) -> None:
         """The finished stream, and its hits, verdicts and decision as rows, in one transaction.
+        Saving twice replaces, never duplicates."""
+        self.save_many([Finished(analysis_id, events, new)])
 
-        Written with bulk Core statements (not ORM objects): this runs once per analysis and its cost
-        is a large share of a request's. Saving twice replaces, never duplicates.
+    def save_new(self, record: AnalysisRecord, events: Sequence[StoredEvent]) -> None:
+        """A finished analysis that was never stored pending (the synchronous API): one transaction."""
+        self.save_result(record.id, events, new=record)
+
+    def save_many(self, items: Sequence[Finished]) -> None:
+        """Several finished analyses in one transaction: all are stored or none.
+
+        Written with bulk Core statements (one executemany per table for the whole batch, not ORM
+        objects): storing is a large share of a request's cost, and most of it is paid per statement
+        and per commit, not per row.
         """
-        first: dict[str, Any] = next((e["data"] for e in events if e["type"] == "analysis"), {})
-        done: dict[str, Any] = next((e["data"] for e in events if e["type"] == "done"), {})
-        hits, verdicts, decisions = [], [], []
-        for kind, data in ((e["type"], e["data"]) for e in events):
+        fresh: list[dict[str, Any]] = []
+        updated: list[dict[str, Any]] = []
+        children: dict[type, list[dict[str, Any]]] = {HitRecord: [], VerdictRecord: [], DecisionRecord: []}
+        for item in items:
+            result = self._result_values(item, children)
+            if item.new is not None:
+                fresh.append({**item.new.model_dump(), **result})
+            else:
+                updated.append({"analysis_key": item.analysis_id, **{f"new_{k}": v for k, v in result.items()}})
+        analyses = AnalysisRecord.__table__  # type: ignore[attr-defined]
+        with self.engine.begin() as connection:
+            if fresh:
+                connection.execute(analyses.insert(), fresh)
+            if updated:
+                keys: dict[str, Any] = {
+                    key.removeprefix("new_"): bindparam(key) for key in updated[0] if key != "analysis_key"
+                }
+                connection.execute(
+                    update(analyses).where(analyses.c.id == bindparam("analysis_key")).values(keys), updated
+                )
+            for model, rows in children.items():
+                table = model.__table__  # type: ignore[attr-defined]
+                if updated:
+                    # a result saved again (a rerun) replaces its rows
+                    replaced = [{"analysis_key": row["analysis_key"]} for row in updated]
+                    connection.execute(delete(table).where(table.c.analysis_id == bindparam("analysis_key")), replaced)
+                if rows:
+                    connection.execute(table.insert(), rows)
+
+    def _result_values(self, item: Finished, children: dict[type, list[dict[str, Any]]]) -> dict[str, Any]:
+        """The analysis row's result columns; its hit, verdict and decision rows are added to `children`."""
+        analysis_id, events = item.analysis_id, item.events
+        first: dict[str, Any] = {}
+        done: dict[str, Any] = {}
+        decided = False
+        for event in events:
+            kind, data = event["type"], event["data"]
             if kind == "hit":
-                hits.append(
+                children[HitRecord].append(
                     {
                         "analysis_id": analysis_id,
                         "hit_id": data["id"],
@@ -105,7 +161,7 @@ class Store:
                     }
                 )
             elif kind == "verdict":
-                verdicts.append(
+                children[VerdictRecord].append(
                     {
                         "analysis_id": analysis_id,
                         "hit_id": data["hit_id"],
@@ -116,7 +172,8 @@ class Store:
                     }
                 )
             elif kind == "decision":
-                decisions.append(
+                decided = decided or data["label"] != "needs_review"
+                children[DecisionRecord].append(
                     {
                         "analysis_id": analysis_id,
                         "label": data["label"],
@@ -127,9 +184,11 @@ class Store:
                         "proposed_label": data.get("proposed_label"),
                     }
                 )
-        analyses = AnalysisRecord.__table__  # type: ignore[attr-defined]
-        decided = any(d["label"] != "needs_review" for d in decisions)
-        result = {
+            elif kind == "analysis" and not first:
+                first = data
+            elif kind == "done" and not done:
+                done = data
+        return {
             # drawn once, when the decision is stored: a sample of automatic decisions for moderators to check
             "spot_check": decided and random.random() < self.spot_check_rate,
             "status": "complete",
@@ -137,21 +196,6 @@ class Store:
             "language": first.get("language"),
             "elapsed_ms": done.get("elapsed_ms"),
         }
-        with self.engine.begin() as connection:
-            if new is not None:
-                connection.execute(analyses.insert().values({**new.model_dump(), **result}))
-            else:
-                connection.execute(update(analyses).where(analyses.c.id == analysis_id).values(result))
-            for model, rows in ((HitRecord, hits), (VerdictRecord, verdicts), (DecisionRecord, decisions)):
-                table = model.__table__  # type: ignore[union-attr]
-                if new is None:
-                    connection.execute(delete(table).where(table.c.analysis_id == analysis_id))
-                if rows:
-                    connection.execute(table.insert(), rows)
-
-    def save_new(self, record: AnalysisRecord, events: Sequence[StoredEvent]) -> None:
-        """A finished analysis that was never stored pending (the synchronous API): one transaction."""
-        self.save_result(record.id, events, new=record)
 
     def reset_unfinished_analyses(self) -> int:
         """After a restart nothing is running: unfinished analyses go back to pending (they rerun on request)."""
@@ -274,3 +318,90 @@ class Store:
                     .limit(limit)
                 )
             )
+
+
+class GroupWriter:
+    """Group commit: finished analyses from concurrent requests are stored together, one transaction per batch.
+
+    Each caller awaits the commit of the batch its analysis went into, so "answered" still means
+    "stored" and a result is readable at once from every worker process. While one batch is being
+    written (in the writer's own thread: SQLite and the driver block), the analyses finished
+    meanwhile queue up and go into the next one: under load a commit serves many requests, and a
+    lone request waits for nothing but its own. A batch the database refuses is written again one
+    analysis at a time, so only the analysis at fault fails, and its caller gets the error.
+    """
+
+    def __init__(self, store: Store, max_batch: int = 256) -> None:
+        self.store = store
+        self.max_batch = max_batch
+        self.commits = 0  # transactions written (the tests read it)
+        self._queue: list[tuple[Finished, asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        # one thread: batches are written one after another, each while the next one fills
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="unerase-writer")
+
+    async def save(self, item: Finished) -> None:
+        """Returns once `item` is committed; raises what the database raised for it."""
+        if self._closed:
+            # after shutdown (a request finishing late) the result is still stored, just alone
+            await run_in_threadpool(self.store.save_many, [item])
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((item, future))
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="unerase-writer")
+        self._wake.set()
+        # shielded: a caller that goes away (a client hanging up) does not take its analysis out of the batch
+        await asyncio.shield(future)
+
+    async def close(self) -> None:
+        """Writes everything queued, then stops; later saves are written one at a time."""
+        self._closed = True
+        if self._task is not None:
+            self._wake.set()
+            await asyncio.gather(self._task, return_exceptions=True)
+        self._thread.shutdown(wait=True)
+
+    async def _run(self) -> None:
+        batch: list[tuple[Finished, asyncio.Future[None]]] = []
+        try:
+            while self._queue or not self._closed:
+                if not self._queue:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
+                await self._write(batch)
+        finally:
+            # only left early if the task itself is cancelled: no caller may wait forever
+            for _, future in [*batch, *self._queue]:
+                if not future.done():
+                    future.set_exception(RuntimeError("the result writer stopped before storing this analysis"))
+
+    async def _write(self, batch: list[tuple[Finished, asyncio.Future[None]]]) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._thread, self.store.save_many, [item for item, _ in batch])
+            self.commits += 1
+            outcomes: list[BaseException | None] = [None] * len(batch)
+        except Exception as exc:
+            if len(batch) == 1:
+                outcomes = [exc]
+            else:
+                outcomes = []
+                for item, _ in batch:
+                    try:
+                        await loop.run_in_executor(self._thread, self.store.save_many, [item])
+                        self.commits += 1
+                        outcomes.append(None)
+                    except Exception as alone:
+                        outcomes.append(alone)
+        for (_, future), outcome in zip(batch, outcomes, strict=True):
+            if future.done():
+                continue
+            if outcome is None:
+                future.set_result(None)
+            else:
+                future.set_exception(outcome)

@@ -24,6 +24,7 @@ from web.results import analysis_document, links
 from web.runs import Runs, stored
 from web.services import Services
 from web.sse import json_message, last_event_id, numbered, respond
+from web.store import Finished
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 
@@ -98,10 +99,11 @@ async def create_analysis(
     record = new_record(services, body.text, body.lang, body.mode, "api")
     location = {"Location": f"/api/v1/analyses/{record.id}"}
     if "text/event-stream" not in accept and "respond-async" not in prefer:
-        # nobody else can know this analysis before the answer: run it here and store it once, finished
+        # nobody else can know this analysis before the answer: run it here and store it once, finished,
+        # in a commit shared with the other requests finishing now; it is stored when the answer leaves
         analysis = services.analyzer.analyze(record.text, record.requested_language, record.mode, record.id)
         events = [stored(event) async for event in analysis]
-        await run_in_threadpool(services.store.save_new, record, events)
+        await services.runs.writer.save(Finished(record.id, events, new=record))
         record.status = "complete"
         return JSONResponse(analysis_document(record, events), status_code=201, headers=location)
     await run_in_threadpool(services.store.create_analysis, record)
