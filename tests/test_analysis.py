@@ -234,3 +234,11 @@ def test_done_payload(detector: Detector) -> None:
     events = asyncio.run(analyzer(detector, None).collect("a junkie", "en"))
     done = events[-1]
     assert isinstance(done, Done) and set(done.to_dict()) == {"elapsed_ms", "cached", "llm_calls"}
+
+
+async def test_sense_cues_read_eight_words_on_each_side_however_long_they_are(detector: Detector) -> None:
+    long_words = " ".join(["Verkehrsinfrastrukturfinanzierungsgesetzgebung"] * 6)  # 46 letters each
+    near = await analyzer(detector, None).collect(f"the port {long_words} a cripple", "en")
+    assert [v.decided_by for v in by_type(near, Verdict)] == ["sense-cues"]  # "port" is the 8th word back
+    far = await analyzer(detector, None).collect(f"the port {long_words} x a cripple", "en")
+    assert [v.status for v in by_type(far, Verdict)] == ["undetermined"]  # now the 9th: outside the window

@@ -7,6 +7,7 @@ and each site has its own rate limit per client.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import time
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from engine.errors import UneraseError
@@ -141,7 +143,9 @@ class Sites:
 
     def ensure_demo(self) -> None:
         """The demo forum's site: this server's own pages only."""
-        if self.get(DEMO_SITE) is None:
+        if self.get(DEMO_SITE) is not None:
+            return
+        with contextlib.suppress(IntegrityError):  # another worker starting at the same moment made it first
             self.save(Site(key=DEMO_SITE, name="unerase demo forum", show_checked=True, rate_limit_per_minute=600))
 
     def add_feedback(self, feedback: Feedback) -> Feedback:

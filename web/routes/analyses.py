@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from web.deps import RateLimit, ServicesDep
 from web.errors import NotFound
 from web.models import AnalysisRecord
-from web.results import analysis_document, links
+from web.results import DocumentResponse, analysis_document, links
 from web.runs import Runs, stored
 from web.services import Services
 from web.sse import json_message, last_event_id, numbered, respond
@@ -105,7 +105,7 @@ async def create_analysis(
         events = [stored(event) async for event in analysis]
         await services.runs.writer.save(Finished(record.id, events, new=record))
         record.status = "complete"
-        return JSONResponse(analysis_document(record, events), status_code=201, headers=location)
+        return DocumentResponse(analysis_document(record, events), status_code=201, headers=location)
     await run_in_threadpool(services.store.create_analysis, record)
     if "text/event-stream" in accept:
         stream = numbered(services.runs.events_of(record))
@@ -126,7 +126,7 @@ async def get_analysis(analysis_id: str, services: ServicesDep) -> JSONResponse:
     else:
         events = list(run.events) if run else []
         record.status = "running" if run else record.status
-    return JSONResponse(analysis_document(record, events))
+    return DocumentResponse(analysis_document(record, events))
 
 
 @router.get(
