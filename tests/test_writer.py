@@ -6,6 +6,7 @@ Run on a real SQLite file and, when configured, on a real PostgreSQL server (the
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from web.models import AnalysisRecord, DecisionRecord, HitRecord
 from web.store import Finished, GroupWriter, Store
 
 from .postgres import SessionSchema, database_url_or_skip, fresh_schema_url
+from .test_storage import EVENTS
 from .webapp import client
 
 
@@ -43,46 +45,10 @@ def postgres_schema() -> Iterator[SessionSchema]:
 
 
 def events_of(analysis_id: str) -> list[dict[str, Any]]:
-    """A small finished stream with one hit, one verdict and a decision."""
-    return [
-        {"type": "analysis", "data": {"language": "en", "analysis_id": analysis_id}},
-        {
-            "type": "hit",
-            "data": {
-                "id": "h1",
-                "start": 2,
-                "end": 8,
-                "surface": "junkie",
-                "term": "junkie",
-                "term_id": "t1",
-                "issue_id": "i1",
-                "categories": ["addiction"],
-                "ambiguous": False,
-                "obfuscated": False,
-            },
-        },
-        {
-            "type": "verdict",
-            "data": {
-                "hit_id": "h1",
-                "status": "contentious",
-                "confidence": 0.9,
-                "decided_by": "vocabulary",
-                "explanation": "an insult",
-            },
-        },
-        {
-            "type": "decision",
-            "data": {
-                "label": "flagged",
-                "severity": "moderate",
-                "confidence": 0.9,
-                "categories": ["addiction"],
-                "reasons": ["1 contentious term(s)"],
-            },
-        },
-        {"type": "done", "data": {"elapsed_ms": 1.0, "cached": False, "llm_calls": 0}},
-    ]
+    """tests/test_storage.py's small finished stream (one hit, one verdict, a decision) for this analysis."""
+    events = copy.deepcopy(EVENTS)
+    events[0]["data"]["analysis_id"] = analysis_id
+    return events
 
 
 def finished(analysis_id: str) -> Finished:

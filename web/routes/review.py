@@ -21,7 +21,7 @@ from web.deps import ServicesDep, TemplatesDep
 from web.errors import NotFound
 from web.models import User
 from web.render import segments
-from web.review import KINDS, QueueFilter, Review
+from web.review import KINDS, QueueFilter, Review, ReviewItem
 
 router = APIRouter(tags=["review"], include_in_schema=False)
 Moderator = Annotated[User, Depends(require_role("moderator"))]
@@ -47,6 +47,13 @@ def item_url(analysis_id: str | None, filters: QueueFilter) -> str:
     query = urlencode(filters.query())
     path = f"/review/{analysis_id}" if analysis_id else "/review"
     return path + (f"?{query}" if query else "")
+
+
+async def item_or_404(review: Review, analysis_id: str) -> ReviewItem:
+    found = await run_in_threadpool(review.item, analysis_id)
+    if found is None:
+        raise NotFound(f"no stored analysis has the id '{analysis_id}'")
+    return found
 
 
 async def csrf_of(request: Request) -> str:
@@ -81,9 +88,7 @@ async def item(
     filters: FilterDep,
     templates: TemplatesDep,
 ) -> Response:
-    found = await run_in_threadpool(review.item, analysis_id)
-    if found is None:
-        raise NotFound(f"no stored analysis has the id '{analysis_id}'")
+    found = await item_or_404(review, analysis_id)
     previous, following = await run_in_threadpool(review.neighbours, analysis_id, filters)
     document = found.document
     term_rules = await run_in_threadpool(review.term_rules, found)
@@ -120,9 +125,7 @@ async def term_rule(
 ) -> Response:
     """Marks a term ambiguous or excluded for the item's site; the site's next analyses use the rule."""
     await check_csrf(request, csrf)
-    found = await run_in_threadpool(review.item, analysis_id)
-    if found is None:
-        raise NotFound(f"no stored analysis has the id '{analysis_id}'")
+    found = await item_or_404(review, analysis_id)
     await run_in_threadpool(review.set_term_rule, found, user.username, term_id, rule)
     if found.site_key:
         services.sites.forget(found.site_key)
@@ -148,9 +151,7 @@ async def act(
     if ":" in action and not label:
         # the item page's buttons say both at once ("overturn:flagged"): a button carries one value
         action, _, label = action.partition(":")
-    found = await run_in_threadpool(review.item, analysis_id)
-    if found is None:
-        raise NotFound(f"no stored analysis has the id '{analysis_id}'")
+    found = await item_or_404(review, analysis_id)
     entry = await run_in_threadpool(review.act, found, user.username, action, label, explanation, note, seen)
     if entry.action in ("confirm", "overturn"):
         form = await request.form()
