@@ -3,6 +3,7 @@ and the widget, through real rows in a real SQLite file and the real app."""
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from web.models import AnalysisRecord, ModeratorDecision, Site, WidgetResult
 from web.store import Store
 
 from .test_auth import add_user, login
-from .webapp import client
+from .webapp import client, sse_events
 
 FORUM = "https://forum.example"
 TOKEN = "test-admin-token"
@@ -375,3 +376,12 @@ def test_the_panel_document_and_the_queue_follow_the_sites_tau(api: TestClient) 
     document = api.get(f"/api/v1/widget/{strict}/analyses/{slur}", headers={"Origin": FORUM}).json()
     assert document["decision"]["label"] == "flagged"
     assert Review(engine_of(api)).queue() == []
+
+
+def test_the_panels_event_stream_ends_on_the_sites_label(api: TestClient) -> None:
+    strict = add_site(api, threshold=0.95)
+    slur = labels(api, strict)["slur"][1]
+    response = api.get(f"/api/v1/widget/{strict}/analyses/{slur}/events", headers={"Origin": FORUM})
+    decisions = [json.loads(data) for name, data in sse_events(response.text) if name == "decision"]
+    assert [d["label"] for d in decisions] == ["needs_review"]
+    assert decisions[0]["reasons"][-1] == "deferred: confidence 0.90 < τ 0.95"

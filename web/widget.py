@@ -91,6 +91,15 @@ def summary(
     }
 
 
+def as_site_shows(site: Site, event: StoredEvent) -> StoredEvent:
+    """An event of the stream as the site shows it: the decision with the site's calibration and τ (the panel
+    that follows a running analysis then ends on the label its button will show)."""
+    if event["type"] != "decision":
+        return event
+    label, reasons = effective(site, event["data"])
+    return {**event, "data": {**event["data"], "label": label, "reasons": list(reasons)}}
+
+
 class Widget:
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -204,8 +213,7 @@ class Widget:
             record, events = found, json.loads(found.events)
         document = analysis_document(record, events)
         if site is not None and document["decision"] is not None:
-            label, reasons = effective(site, document["decision"])
-            document["decision"] = {**document["decision"], "label": label, "reasons": list(reasons)}
+            document["decision"] = as_site_shows(site, {"type": "decision", "data": document["decision"]})["data"]
         decided = await run_in_threadpool(latest_decisions, services.store.engine, [analysis_id])
         if analysis_id in decided:
             document = apply_to_document(document, decided[analysis_id])

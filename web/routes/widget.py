@@ -21,7 +21,7 @@ from web.ratelimit import client_address
 from web.routes.analyses import PROBLEM_RESPONSES
 from web.sites import UnknownSite
 from web.sse import json_message, last_event_id, numbered, respond
-from web.widget import MAX_POSTS, Post
+from web.widget import MAX_POSTS, Post, as_site_shows
 
 router = APIRouter(tags=["widget"])
 SCRIPT = PROJECT_ROOT / "widget" / "unerase-widget.js"
@@ -127,7 +127,7 @@ async def events(analysis_id: str, site: SiteDep, request: Request, services: Se
     if record is None:
         raise NotFound(f"no analysis has the id '{analysis_id}'")
     stream = numbered(services.runs.events_of(record), last_event_id(request))
-    return cors(respond(stream, lambda n, e: [json_message(n, e)]), request)
+    return cors(respond(stream, lambda n, e: [json_message(n, as_site_shows(site, e))]), request)
 
 
 @router.post("/api/v1/widget/{site_key}/feedback", status_code=201, responses=PROBLEM_RESPONSES)
