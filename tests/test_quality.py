@@ -31,10 +31,9 @@ from web.models import (
 )
 from web.quality import DecisionRow, QualityReport
 
-from .postgres import database_url_or_skip, fresh_schema_url
 from .test_auth import add_user, login
 from .test_review import FLAGGED, act
-from .webapp import client
+from .webapp import client_on
 
 NOW = datetime.now(UTC)
 OLD = NOW - timedelta(days=40)
@@ -133,16 +132,8 @@ def seed(engine: Engine) -> None:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClient]:
-    if request.param == "sqlite":
-        with client(tmp_path, contest_url=CONTEST) as test_client:
-            yield test_client
-        return
-    with (
-        fresh_schema_url(database_url_or_skip()) as schema,
-        client(tmp_path, database_url=schema.url, contest_url=CONTEST) as test_client,
-    ):
+    with client_on(request.param, tmp_path, contest_url=CONTEST) as test_client:
         yield test_client
-        test_client.app.state.services.store.engine.dispose()  # type: ignore[attr-defined]
 
 
 def engine_of(api: TestClient) -> Engine:

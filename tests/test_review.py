@@ -14,9 +14,8 @@ from sqlmodel import Session, col, select
 from web.models import AuditEntry, ModeratorDecision
 from web.review import LABELS
 
-from .postgres import database_url_or_skip, fresh_schema_url
 from .test_auth import add_user, login, session_csrf
-from .webapp import client
+from .webapp import client, client_on
 
 FORUM = "https://forum.example"
 TOKEN = "test-admin-token"
@@ -41,16 +40,8 @@ def check(api: TestClient, key: str, posts: list[dict[str, str]]) -> dict[str, d
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClient]:
     """The app on a SQLite file, and again on PostgreSQL (skipped where no server is configured)."""
-    if request.param == "sqlite":
-        with client(tmp_path, admin_token=TOKEN) as test_client:
-            yield test_client
-        return
-    with (
-        fresh_schema_url(database_url_or_skip()) as schema,
-        client(tmp_path, admin_token=TOKEN, database_url=schema.url) as test_client,
-    ):
+    with client_on(request.param, tmp_path, admin_token=TOKEN) as test_client:
         yield test_client
-        test_client.app.state.services.store.engine.dispose()  # type: ignore[attr-defined]
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from web.app import create_app
 from web.settings import Settings
 
 from .conftest import FIXTURES
+from .postgres import database_url_or_skip, fresh_schema_url
 
 # compiled lemma keys are shared by every app the tests build (they depend only on the vocabulary)
 LEMMA_CACHE = Path(tempfile.mkdtemp(prefix="unerase-test-lemmas-"))
@@ -28,6 +29,9 @@ def settings(tmp: Path, **overrides: Any) -> Settings:
         "rate_limit_per_minute": 0,
         "max_text_chars": 2_000,
         "spot_check_percent": 0.0,  # a random draw would make queue contents vary; tests that want it set 100
+        # a widget check answers as soon as its analyses finish; a long wait only keeps a loaded machine from
+        # turning a finished-in-4-seconds analysis into "running" (the test of that state sets its own)
+        "widget_wait_seconds": 30.0,
     }
     values.update(overrides)
     return Settings(**values)
@@ -37,6 +41,19 @@ def settings(tmp: Path, **overrides: Any) -> Settings:
 def client(tmp: Path, backends: BackendRouter | None = None, **overrides: Any) -> Iterator[TestClient]:
     with TestClient(create_app(settings(tmp, **overrides), backends=backends)) as test_client:
         yield test_client
+
+
+@contextmanager
+def client_on(database: str, tmp: Path, **overrides: Any) -> Iterator[TestClient]:
+    """The app on a SQLite file ("sqlite") or in a fresh schema of the test PostgreSQL server ("postgresql";
+    the test is skipped where none is configured)."""
+    if database == "sqlite":
+        with client(tmp, **overrides) as test_client:
+            yield test_client
+        return
+    with fresh_schema_url(database_url_or_skip()) as schema, client(tmp, database_url=schema.url, **overrides) as api:
+        yield api
+        api.app.state.services.store.engine.dispose()  # type: ignore[attr-defined]  # the schema is dropped next
 
 
 def sse_events(body: str) -> list[tuple[str, str]]:
