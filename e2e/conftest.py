@@ -17,11 +17,13 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -281,3 +283,47 @@ def model_server(start_server: StartServer) -> str:
             "UNERASE_LLM_TIMEOUT": str(MODEL_TIMEOUT),
         }
     )
+
+
+class StaticOrigin:
+    """A second origin for the forum: an HTTP server on 127.0.0.1 serving the pages a test publishes."""
+
+    def __init__(self) -> None:
+        pages: dict[str, bytes] = {}
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = pages.get(self.path.partition("?")[0])
+                if body is None:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # a quiet test run; failures show up in the browser instead
+
+        self.pages = pages
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, name=f"static {self.origin}", daemon=True)
+        self.thread.start()
+
+    def publish(self, path: str, page: str) -> str:
+        self.pages[path] = page.encode()
+        return self.origin + path
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def forum_origin() -> Iterator[StaticOrigin]:
+    origin = StaticOrigin()
+    yield origin
+    origin.close()

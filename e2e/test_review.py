@@ -15,17 +15,15 @@ from __future__ import annotations
 import html
 import re
 import urllib.request
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from e2e.conftest import NewPage, StartServer, save_screenshot
+from e2e.conftest import NewPage, StartServer, StaticOrigin, save_screenshot
 from e2e.test_widget import (
     PANEL_TIMEOUT_MS,
     TOKEN,
     Forum,
-    StaticOrigin,
     embed,
     labels_on,
     open_by_mouse,
@@ -78,14 +76,7 @@ def app(start_server: StartServer, tmp_path_factory: pytest.TempPathFactory) -> 
         Accounts(engine).create(MODERATOR, PASSWORD, "moderator")
     finally:
         engine.dispose()
-    return start_server({"UNERASE_ADMIN_TOKEN": TOKEN, "UNERASE_DATABASE_URL": url, "UNERASE_SPOT_CHECK_PERCENT": "0"})
-
-
-@pytest.fixture(scope="module")
-def forum_origin() -> Iterator[StaticOrigin]:
-    origin = StaticOrigin()
-    yield origin
-    origin.close()
+    return start_server({"UNERASE_ADMIN_TOKEN": TOKEN, "UNERASE_DATABASE_URL": url})
 
 
 @pytest.fixture(scope="module")

@@ -15,19 +15,16 @@ from __future__ import annotations
 import html
 import json
 import re
-import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from playwright.sync_api import ConsoleMessage, Dialog, Locator, Page, Response, expect
 
-from e2e.conftest import NewPage, StartServer, save_screenshot, smollm2_path
+from e2e.conftest import NewPage, StartServer, StaticOrigin, save_screenshot, smollm2_path
 from web.forum import Thread, load_thread
 
 TOKEN = "e2e-widget-admin-token"
@@ -73,43 +70,6 @@ def register_site(app: str, origins: list[str], **fields: object) -> str:
 
 def category_words(categories: list[str]) -> str:
     return ", ".join(CATEGORY_WORDS.get(c, c.replace("-", " ")) for c in categories)
-
-
-class StaticOrigin:
-    """A second origin for the forum: an HTTP server on 127.0.0.1 serving the pages a test publishes."""
-
-    def __init__(self) -> None:
-        pages: dict[str, bytes] = {}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = pages.get(self.path.partition("?")[0])
-                if body is None:
-                    self.send_error(404)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # a quiet test run; failures show up in the browser instead
-
-        self.pages = pages
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, name=f"static {self.origin}", daemon=True)
-        self.thread.start()
-
-    def publish(self, path: str, page: str) -> str:
-        self.pages[path] = page.encode()
-        return self.origin + path
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
 
 
 def embed(forum_html: str, app: str, key: str) -> str:
@@ -163,13 +123,6 @@ def forum_html(app: str) -> str:
     with _direct.open(f"{app}/demo/forum", timeout=30) as response:
         page: str = response.read().decode("utf-8")
     return page
-
-
-@pytest.fixture(scope="module")
-def forum_origin() -> Iterator[StaticOrigin]:
-    origin = StaticOrigin()
-    yield origin
-    origin.close()
 
 
 @pytest.fixture(scope="module")
