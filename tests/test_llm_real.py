@@ -148,6 +148,17 @@ async def test_analysis_through_the_openai_compatible_server(detector: Detector,
     await backend.aclose()
 
 
+async def test_openai_backend_reads_the_chosen_tokens_logprobs(server: str) -> None:
+    from engine.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend("smollm2", base_url=server, timeout=300)
+    completion = await backend.complete([Message("user", "Say hello.")], max_tokens=8, temperature=0)
+    assert completion.token_logprobs and len(completion.token_logprobs) <= 8
+    assert all(lp <= 0 for _, lp in completion.token_logprobs)
+    assert "".join(token for token, _ in completion.token_logprobs).strip() == completion.text.strip()
+    await backend.aclose()
+
+
 async def test_server_timeout_gives_undetermined_stages(detector: Detector, server: str) -> None:
     from engine.llm.openai_backend import OpenAIBackend
 

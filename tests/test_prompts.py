@@ -49,8 +49,8 @@ def test_prompt_uses_exactly_its_placeholders(language: str, stage: str) -> None
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_prompts_ask_for_the_english_tags_the_parser_reads(language: str) -> None:
     # The example answer a prompt shows the model must be one the parser accepts.
-    disambiguation = PROMPTS.template("disambiguation", language).user
-    targeting = PROMPTS.template("targeting", language).user
+    disambiguation = PROMPTS.template("disambiguation", language).system
+    targeting = PROMPTS.template("targeting", language).system
     for tag in ("<reasoning>", "<verdict>contentious</verdict>", "<verdict>neutral</verdict>", "<explanation>"):
         assert tag in disambiguation, (language, tag)
     for tag in ("<verdict>hateful</verdict>", "<verdict>not_hateful</verdict>", "<targets>", "<explanation>"):
@@ -71,3 +71,19 @@ def test_vocabulary_templates_match_the_english_ones(language: str) -> None:
     for key, allowed in TEMPLATE_PLACEHOLDERS.items():
         assert fields(str(templates[key])) <= allowed | {"term", "groups"}, (language, key)
         assert fields(str(templates[key])) == fields(str(english[key])), (language, key)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("stage", ("disambiguation", "targeting"))
+def test_instructions_come_before_the_text_so_servers_can_reuse_them(language: str, stage: str) -> None:
+    # Everything the same for every call (role, steps, answer form) is in the system block, and the
+    # user block opens with the text: a server's prompt cache then holds the instructions and only
+    # the text and the hit are processed anew. Two calls about different texts share the whole system message.
+    template = PROMPTS.template(stage, language)
+    assert "<verdict>" in template.system and "<verdict>" not in template.user
+    assert "<explanation>" in template.system and "<explanation>" not in template.user
+    first = min(template.user.index("{" + name + "}") for name in PLACEHOLDERS[stage])
+    assert template.user.index("{text}") == first
+    values = {name: "a" for name in PLACEHOLDERS[stage]}
+    one, two = template.render(**values), template.render(**{**values, "text": "another text"})
+    assert one[0] == two[0] and one[1] != two[1]

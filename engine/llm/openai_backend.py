@@ -57,7 +57,10 @@ class OpenAIBackend:
             "temperature": temperature,
         }
         if self.logprobs:
+            # the chosen tokens' log-probabilities are all the confidence needs; without top_logprobs
+            # llama.cpp's server sends 20 alternatives per token (a response ~20 times larger to parse)
             kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = 1
         return await self.client.chat.completions.create(**kwargs)
 
     async def complete(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> Completion:

@@ -11,10 +11,10 @@ from engine.llm.backend import Completion, Message
 
 
 def stage_of(messages: Sequence[Message]) -> str:
-    user = messages[-1].content
-    if "<targets>" in user:
+    prompt = "\n".join(m.content for m in messages)  # the answer form is in the system message
+    if "<targets>" in prompt:
         return "targeting"
-    if "<verdict>" in user:
+    if "<verdict>" in prompt:
         return "disambiguation"
     return "fusion"
 
