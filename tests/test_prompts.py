@@ -74,14 +74,14 @@ def test_vocabulary_templates_match_the_english_ones(language: str) -> None:
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize("stage", ("disambiguation", "targeting"))
+@pytest.mark.parametrize("stage", STAGES)
 def test_instructions_come_before_the_text_so_servers_can_reuse_them(language: str, stage: str) -> None:
     # Everything the same for every call (role, steps, answer form) is in the system block, and the
     # user block opens with the text: a server's prompt cache then holds the instructions and only
     # the text and the hit are processed anew. Two calls about different texts share the whole system message.
     template = PROMPTS.template(stage, language)
-    assert "<verdict>" in template.system and "<verdict>" not in template.user
     assert "<explanation>" in template.system and "<explanation>" not in template.user
+    assert ("<verdict>" in template.system) == (stage != "fusion") and "<verdict>" not in template.user
     first = min(template.user.index("{" + name + "}") for name in PLACEHOLDERS[stage])
     assert template.user.index("{text}") == first
     values = {name: "a" for name in PLACEHOLDERS[stage]}
