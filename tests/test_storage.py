@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.pool import NullPool
 from sqlmodel import Session, select
 
 from web.db import make_engine
@@ -144,3 +146,29 @@ def test_batch_rows_are_written_once_and_counted(store: Store) -> None:
     job = store.job("j1")
     assert job is not None and job.finished_at is not None and json.loads(job.stats or "") == {"terms": []}
     assert store.unfinished_jobs() == [] and store.progress("nope") is None
+
+
+def test_the_app_closes_its_database_connections_when_it_stops(tmp_path: Path) -> None:
+    from sqlalchemy import create_engine
+
+    from .webapp import client
+
+    url = database_url_or_skip()
+    probe = create_engine(url, poolclass=NullPool)
+
+    def others() -> int:  # sessions on the test database besides the probe's own
+        with probe.connect() as connection:
+            query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            query += " AND pid <> pg_backend_pid()"
+            return int(connection.execute(text(query)).scalar_one())
+
+    with fresh_schema_url(url) as schema:
+        before = others()
+        with client(tmp_path, database_url=schema.url) as api:
+            assert api.post("/api/v1/analyses", json={"text": "you cripple", "lang": "en"}).status_code == 201
+            assert others() > before
+            services = api.app.state.services  # type: ignore[attr-defined]
+        assert others() == before
+        with pytest.raises(sqlite3.ProgrammingError):  # the answer cache is closed too
+            services.cache._db.execute("SELECT 1")
+    probe.dispose()

@@ -51,9 +51,9 @@ def client_on(database: str, tmp: Path, **overrides: Any) -> Iterator[TestClient
         with client(tmp, **overrides) as test_client:
             yield test_client
         return
+    # the app closes its connections when it stops (Services.aclose), before the schema is dropped
     with fresh_schema_url(database_url_or_skip()) as schema, client(tmp, database_url=schema.url, **overrides) as api:
         yield api
-        api.app.state.services.store.engine.dispose()  # type: ignore[attr-defined]  # the schema is dropped next
 
 
 def sse_events(body: str) -> list[tuple[str, str]]:

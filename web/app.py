@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             await services.runs.shutdown()
+            await services.aclose()
 
     app = FastAPI(
         title="unerase",

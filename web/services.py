@@ -63,6 +63,8 @@ class Services:
     widget: Widget = field(init=False)
     script: Any = None  # widget.js, read on first request
     forum: Thread | None = None
+    cache: SQLiteCache | None = None  # the model answers' cache build() opened
+    models: tuple[LLMBackend, ...] = ()  # the model clients build() made (not those a caller passed in)
 
     @classmethod
     def build(cls, settings: Settings, backends: BackendRouter | None = None) -> Services:
@@ -75,10 +77,12 @@ class Services:
             detector.detect("warm up the language detection", None)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         database = make_engine(settings.resolved_database_url)
+        router = backends if backends is not None else build_router(settings)
+        cache = SQLiteCache(settings.data_dir / "llm-cache.sqlite")
         analyzer = Analyzer(
             detector,
-            backends if backends is not None else build_router(settings),
-            cache=SQLiteCache(settings.data_dir / "llm-cache.sqlite"),
+            router,
+            cache=cache,
             config=AnalyzerConfig(
                 mode=settings.mode,
                 concurrency=settings.llm_concurrency,
@@ -98,7 +102,18 @@ class Services:
         from web.widget import Widget  # it builds on Services
 
         services.widget = Widget(services)
+        services.cache = cache
+        services.models = tuple(router.all()) if backends is None else ()
         return services
+
+    async def aclose(self) -> None:
+        """Closes what build() opened, when the app stops: model clients, the answer cache and the database's
+        connections (left to the garbage collector, an open PostgreSQL connection is dropped mid-session)."""
+        for model in self.models:
+            await model.aclose()
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.close)
+        await asyncio.to_thread(self.store.engine.dispose)
 
     def status_line(self) -> dict[str, Any]:
         """What the pages say is active: mode, vocabularies, model."""
