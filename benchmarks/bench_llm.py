@@ -133,7 +133,8 @@ async def measure(base_url: str, detector: Detector, runs: int, prompts: Prompts
     one, five, words = texts(detector)
     print(f"ambiguous terms used: {', '.join(words)}")
     backend = CountingBackend("smollm2", base_url=base_url, timeout=600, max_concurrency=8)
-    config = dict(max_tokens=160, timeout=600)
+    max_tokens = 160  # the tiny model writes to the limit: every call decodes this many tokens
+    config = dict(max_tokens=max_tokens, timeout=600)
     concurrent = Analyzer(
         detector, BackendRouter(backend), prompts=prompts, config=AnalyzerConfig(concurrency=8, **config)
     )
@@ -153,7 +154,7 @@ async def measure(base_url: str, detector: Detector, runs: int, prompts: Prompts
         for hits, text in (("1", one), ("5", five)):
             results[f"unerase-{hits}"].append(await timed(concurrent, fresh(text)))
             results[f"sequential-{hits}"].append(await timed(sequential, fresh(text)))
-            results[f"server-{hits}"].append(await straight(backend, requests_for(concurrent, fresh(text)), 160))
+            results[f"server-{hits}"].append(await straight(backend, requests_for(concurrent, fresh(text)), max_tokens))
     med = {k: statistics.median(v) for k, v in results.items()}
     print(f"\nwall time per text, fast mode (median of {runs} runs; each text = its hits + 1 targeting call)")
     for label, name in (
