@@ -93,6 +93,9 @@ class BatchJob(SQLModel, table=True):
     status: str = Field(default="queued", max_length=16)  # queued, running, complete
     total_rows: int = 0
     stats: str | None = None  # JSON, computed when the job completes
+    language: str | None = Field(default=None, max_length=16)  # of records that give none; None: detected
+    # records whose language cannot be detected (short titles) are analysed in this one; None: they fail
+    fallback_language: str | None = Field(default=None, max_length=16)
 
 
 class BatchRow(SQLModel, table=True):

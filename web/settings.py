@@ -72,6 +72,11 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=50_000_000, description="Largest batch upload accepted, in bytes.")
     max_batch_rows: int = Field(default=200_000, description="Most records one batch may hold.")
     batch_concurrency: int = Field(default=4, description="Records of batch jobs analysed at once.")
+    batch_fallback_language: str = Field(
+        default="en",
+        description="Language a batch record is analysed in when neither it nor its job gives one and detection "
+        "cannot tell (short texts such as titles); empty: such records fail with a message.",
+    )
     rate_limit_per_minute: int = Field(
         default=60, description="Requests per minute and client IP on public POST endpoints (0 turns it off)."
     )

@@ -17,7 +17,7 @@ from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from engine.batch import RESULT_COLUMNS, BatchTooLarge, detect_format, result_row, write_jsonl
 from engine.errors import UneraseError
-from web.batches import create_job, export
+from web.batches import create_job, export, fallback_language, retry_failed
 from web.charts import bar_chart
 from web.deps import RateLimit, ServicesDep, TemplatesDep
 from web.errors import NotFound
@@ -29,6 +29,13 @@ from web.sse import respond
 from web.store import Progress
 
 router = APIRouter(tags=["batches"])
+
+
+class BatchBusy(UneraseError):
+    status = 409
+    code = "batch-busy"
+
+
 POLL_SECONDS = 0.5
 UPLOAD_CHUNK = 1 << 20
 
@@ -51,6 +58,7 @@ async def start_job(
     id_column: str,
     lang_column: str,
     mode: str,
+    language: str = "",
 ) -> BatchJob:
     data = await read_upload(upload, services.settings.max_upload_bytes)
     filename = upload.filename or "upload"
@@ -65,6 +73,7 @@ async def start_job(
         text_column or None,
         id_column or None,
         lang_column or None,
+        language or None,
     )
     if services.batch_wake is not None:
         services.batch_wake.set()
@@ -86,6 +95,8 @@ def job_document(job: BatchJob, progress: Progress, errors: list[Any]) -> dict[s
         "filename": job.filename,
         "format": job.format,
         "mode": job.mode,
+        "language": job.language,
+        "fallback_language": job.fallback_language,
         "created_at": iso(job.created_at),
         "finished_at": iso(job.finished_at) if job.finished_at else None,
         **progress.to_dict(),
@@ -96,6 +107,7 @@ def job_document(job: BatchJob, progress: Progress, errors: list[Any]) -> dict[s
             "results_jsonl": f"{base}/results.jsonl",
             "results_csv": f"{base}/results.csv",
             "report": f"{base}/report",
+            "retry": f"{base}/retry",
             "page": f"/batches/{job.id}",
         },
     }
@@ -123,8 +135,15 @@ async def create_batch(
     id_column: Annotated[str, Form(description="CSV: an optional column with record ids")] = "",
     lang_column: Annotated[str, Form(description="CSV: an optional column with language codes")] = "",
     mode: Annotated[Literal["", "fast", "thorough"], Form()] = "",
+    lang: Annotated[
+        str,
+        Form(
+            description="Language of records that give none (default: detected; a text too short to tell "
+            "is analysed in the server's batch_fallback_language and says so in `language_fallback`)"
+        ),
+    ] = "",
 ) -> JSONResponse:
-    job = await start_job(services, file, text_column, id_column, lang_column, mode)
+    job = await start_job(services, file, text_column, id_column, lang_column, mode, lang)
     job, progress = await load_job(services, job.id)
     errors = await run_in_threadpool(services.store.row_errors, job.id)
     return JSONResponse(
@@ -137,6 +156,30 @@ async def get_batch(job_id: str, services: ServicesDep) -> JSONResponse:
     job, progress = await load_job(services, job_id)
     errors = await run_in_threadpool(services.store.row_errors, job_id)
     return JSONResponse(job_document(job, progress, errors))
+
+
+async def retry_rows(services: Services, job_id: str, language: str) -> int:
+    """The job's failed rows queued again in `language`, once the job is complete."""
+    _, progress = await load_job(services, job_id)
+    if progress.status != "complete":
+        raise BatchBusy(f"batch {job_id} is {progress.status}; failed rows can be retried once it is complete")
+    count = await run_in_threadpool(retry_failed, services, job_id, language)
+    if count and services.batch_wake is not None:
+        services.batch_wake.set()
+    return count
+
+
+@router.post("/api/v1/batches/{job_id}/retry", status_code=202, dependencies=[RateLimit], responses=PROBLEM_RESPONSES)
+async def retry_batch(
+    job_id: str,
+    services: ServicesDep,
+    lang: Annotated[str, Form(description="The language to analyse the failed rows in")],
+) -> JSONResponse:
+    """Analyses the rows whose analysis failed again, in the language given (rows never readable stay failed)."""
+    count = await retry_rows(services, job_id, lang)
+    job, progress = await load_job(services, job_id)
+    errors = await run_in_threadpool(services.store.row_errors, job_id)
+    return JSONResponse({**job_document(job, progress, errors), "retried": count}, status_code=202)
 
 
 @router.get("/api/v1/batches/{job_id}/events", responses=PROBLEM_RESPONSES)
@@ -205,7 +248,16 @@ async def report_json(job_id: str, services: ServicesDep) -> JSONResponse:
 # -- pages -------------------------------------------------------------------------------------
 @router.get("/batches", response_class=HTMLResponse, include_in_schema=False)
 def batches_page(request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
-    return templates.TemplateResponse(request, "batches.html", {"max_bytes": services.settings.max_upload_bytes})
+    return templates.TemplateResponse(request, "batches.html", form_context(services))
+
+
+def form_context(services: Services, **values: Any) -> dict[str, Any]:
+    return {
+        "max_bytes": services.settings.max_upload_bytes,
+        "languages": services.detector.languages,
+        "fallback": fallback_language(services),
+        **values,
+    }
 
 
 @router.post("/batches", include_in_schema=False, dependencies=[RateLimit])
@@ -216,28 +268,70 @@ async def upload_page(
     file: Annotated[UploadFile, File()],
     text_column: Annotated[str, Form()] = "",
     id_column: Annotated[str, Form()] = "",
+    lang_column: Annotated[str, Form()] = "",
+    lang: Annotated[str, Form()] = "",
     mode: Annotated[str, Form()] = "",
 ) -> Response:
     try:
         if mode not in ("", "fast", "thorough"):
             raise UneraseError(f"mode '{mode}' is not known; accepted: fast, thorough")
-        job = await start_job(services, file, text_column, id_column, "", mode)
+        job = await start_job(services, file, text_column, id_column, lang_column, mode, lang)
     except UneraseError as exc:
-        context = {
-            "max_bytes": services.settings.max_upload_bytes,
-            "error": exc.message,
-            "text_column": text_column,
-            "id_column": id_column,
-        }
+        context = form_context(
+            services,
+            error=exc.message,
+            text_column=text_column,
+            id_column=id_column,
+            lang_column=lang_column,
+            lang=lang,
+            mode=mode,
+        )
         return templates.TemplateResponse(request, "batches.html", context, status_code=exc.status)
     return RedirectResponse(f"/batches/{job.id}", status_code=303)
 
 
+@router.post("/batches/{job_id}/retry", include_in_schema=False, dependencies=[RateLimit])
+async def retry_page(
+    request: Request,
+    job_id: str,
+    services: ServicesDep,
+    templates: TemplatesDep,
+    lang: Annotated[str, Form()] = "",
+) -> Response:
+    try:
+        count = await retry_rows(services, job_id, lang)
+    except UneraseError as exc:
+        if isinstance(exc, NotFound):
+            raise
+        job, progress = await load_job(services, job_id)
+        errors = await run_in_threadpool(services.store.row_errors, job_id)
+        context = job_context(services, job, progress, errors, retry_error=exc.message)
+        return templates.TemplateResponse(request, "batch.html", context, status_code=exc.status)
+    return RedirectResponse(f"/batches/{job_id}?retried={count}", status_code=303)
+
+
 @router.get("/batches/{job_id}", response_class=HTMLResponse, include_in_schema=False)
-async def job_page(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+async def job_page(
+    request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep, retried: int | None = None
+) -> Response:
     job, progress = await load_job(services, job_id)
     errors = await run_in_threadpool(services.store.row_errors, job_id)
-    return templates.TemplateResponse(request, "batch.html", {"job": job, "progress": progress, "errors": errors})
+    context = job_context(services, job, progress, errors, retried=retried)
+    return templates.TemplateResponse(request, "batch.html", context)
+
+
+def job_context(
+    services: Services, job: BatchJob, progress: Progress, errors: list[Any], **values: Any
+) -> dict[str, Any]:
+    return {
+        "job": job,
+        "progress": progress,
+        "errors": errors,
+        # rows that were never readable (no text) cannot be helped by another language
+        "retryable": sum(1 for row in errors if row.text),
+        "languages": services.detector.languages,
+        **values,
+    }
 
 
 @router.get("/batches/{job_id}/stream", include_in_schema=False)
