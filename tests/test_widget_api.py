@@ -222,16 +222,28 @@ def test_site_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     monkeypatch.setenv("UNERASE_DATA_DIR", str(tmp_path))
     get_settings.cache_clear()
     try:
-        assert cli_main(["site", "add", "--name", "CLI forum", "--origin", "https://c.example/", "--no-store"]) == 0
-        added = json.loads(capsys.readouterr().out)
-        assert added["allowed_origins"] == ["https://c.example"] and added["store"] is False
+        options = ["--name", "CLI forum", "--origin", "https://c.example/", "--no-store"]
+        assert cli_main(["site", "add", *options, "--json"]) == 0
+        out, err = capsys.readouterr()
+        added = json.loads(out)  # the whole of stdout is one JSON object
+        assert added["allowed_origins"] == ["https://c.example"] and added["store"] is False and err == ""
         assert cli_main(["site", "update", added["key"], "--threshold", "0.7", "--show-checked"]) == 0
-        capsys.readouterr()
+        summary = capsys.readouterr().out.splitlines()
+        assert summary[0] == "Updated the site “CLI forum”."
+        assert f"  key:          {added['key']}" in summary and "  threshold:    0.7" in summary
+        assert "  store texts:  no (kept in memory only)" in summary and "  checked mark: shown" in summary
+        snippet = f'  <script src="https://YOUR-UNERASE-HOST/widget.js" data-site="{added["key"]}" async></script>'
+        assert snippet in summary
         assert cli_main(["site", "list", "--json"]) == 0
         listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         mine = next(s for s in listed if s["key"] == added["key"])
         assert mine["threshold"] == 0.7 and mine["show_checked"] is True
         assert cli_main(["site", "update", "nope", "--mode", "fast"]) == 2
         assert "no site has the key 'nope'" in capsys.readouterr().err
+        # a person gets a readable summary by default, the snippet on a line of its own
+        assert cli_main(["site", "add", "--name", "Riverside forum", "--origin", "https://r.example"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == "Added the site “Riverside forum”." and "  origins:      https://r.example" in lines
+        assert "{" not in "".join(lines) and lines[-2].strip().startswith("<script src=")
     finally:
         get_settings.cache_clear()
