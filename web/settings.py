@@ -97,6 +97,11 @@ class Settings(BaseSettings):
         le=100.0,
         description="Share of automatic decisions drawn at random into the review queue as spot checks, in %.",
     )
+    review_demo_analyses: bool = Field(
+        default=False,
+        description="Put analyses made on the public demo page (no site) into the review queue beside the sites' "
+        "posts.",
+    )
     contest_url: str = Field(
         default="",
         description="Where a person contests a decision (URL or mailto:), named in each statement of reasons.",
