@@ -19,6 +19,7 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import IO, Any
 
 from starlette.concurrency import run_in_threadpool
@@ -151,10 +152,105 @@ def statistics(store: Store, job_id: str) -> dict[str, Any]:
 def export(store: Store, job_id: str) -> Iterator[dict[str, Any]]:
     """Every row's result (or its error) in file order, for the JSONL and CSV downloads."""
     for row in store.iter_rows(job_id):
-        if row.result:
-            yield {"line": row.line, **json.loads(row.result)}
-        else:
-            yield {"id": row.record_id, "line": row.line, "error": row.error or "not analysed yet"}
+        yield exported(row)
+
+
+def exported(row: BatchRow) -> dict[str, Any]:
+    if row.result:
+        return {"line": row.line, **json.loads(row.result)}
+    return {"id": row.record_id, "line": row.line, "error": row.error or "not analysed yet"}
+
+
+# what a record is in the report's table and the subset downloads: its decision's label, or "failed"
+SUBSETS = ("flagged", "needs_review", "not_flagged", "failed")
+FLAGGED_OR_DEFERRED = ("flagged", "needs_review")
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records the report lists and a download holds; empty fields select everything."""
+
+    labels: tuple[str, ...] = ()
+    term: str | None = None
+    category: str | None = None
+
+    @classmethod
+    def parse(cls, label: str | None, term: str | None, category: str | None) -> RecordFilter:
+        labels = tuple(part for part in (label or "").split(",") if part)
+        unknown = [part for part in labels if part not in SUBSETS]
+        if unknown:
+            raise UneraseError(f"label '{unknown[0]}' is not known; accepted: {', '.join(SUBSETS)} (comma-separated)")
+        return cls(labels, term or None, category or None)
+
+    def query(self) -> dict[str, str]:
+        values = {"label": ",".join(self.labels), "term": self.term, "category": self.category}
+        return {name: value for name, value in values.items() if value}
+
+    def admits(self, result: dict[str, Any]) -> bool:
+        label = "failed" if "error" in result else (result.get("decision") or {}).get("label", "")
+        if self.labels and label not in self.labels:
+            return False
+        found = [hit for hit in result.get("hits", []) if (hit.get("verdict") or {}).get("status") != "neutral"]
+        if self.term and self.term not in {hit.get("term") for hit in found}:
+            return False
+        if self.category:
+            categories = set((result.get("decision") or {}).get("categories") or ())
+            categories.update(c for hit in found for c in hit.get("categories", []))
+            if self.category not in categories:
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class ReportRecord:
+    """One row of the report's table of records."""
+
+    line: int
+    id: str
+    label: str
+    text: str
+    terms: tuple[str, ...]
+    categories: tuple[str, ...]
+    reason: str  # the error of a failed record, or how its language was assumed
+
+
+def selected(store: Store, job_id: str, chosen: RecordFilter) -> Iterator[tuple[BatchRow, dict[str, Any]]]:
+    """The rows the filter admits, in file order, each with its exported result."""
+    for row in store.iter_rows(job_id):
+        result = exported(row)
+        if chosen.admits(result):
+            yield row, result
+
+
+def report_records(store: Store, job_id: str, chosen: RecordFilter, limit: int) -> tuple[list[ReportRecord], int]:
+    """Up to `limit` records the filter admits for the report's table, and how many it admits in all."""
+    shown: list[ReportRecord] = []
+    total = 0
+    for row, result in selected(store, job_id, chosen):
+        total += 1
+        if len(shown) >= limit:
+            continue
+        decision = result.get("decision") or {}
+        hits = [hit for hit in result.get("hits", []) if (hit.get("verdict") or {}).get("status") != "neutral"]
+        fallback = result.get("language_fallback")
+        error = result.get("error")
+        reason = (
+            (error.get("message", "") if isinstance(error, dict) else str(error))
+            if error
+            else (f"language assumed {fallback['language']}: {fallback['reason']}" if fallback else "")
+        )
+        shown.append(
+            ReportRecord(
+                line=row.line,
+                id=row.record_id,
+                label="failed" if error else decision.get("label", ""),
+                text=row.text,
+                terms=tuple(dict.fromkeys(str(hit.get("term")) for hit in hits)),
+                categories=tuple(decision.get("categories") or ()),
+                reason=reason,
+            )
+        )
+    return shown, total
 
 
 class BatchWorker:

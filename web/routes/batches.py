@@ -9,15 +9,25 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from sse_starlette import ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from engine.batch import RESULT_COLUMNS, BatchTooLarge, detect_format, result_row, write_jsonl
 from engine.errors import UneraseError
-from web.batches import create_job, export, fallback_language, retry_failed
+from web.batches import (
+    FLAGGED_OR_DEFERRED,
+    SUBSETS,
+    RecordFilter,
+    create_job,
+    fallback_language,
+    report_records,
+    retry_failed,
+    selected,
+)
 from web.charts import bar_chart
 from web.deps import RateLimit, ServicesDep, TemplatesDep
 from web.errors import NotFound
@@ -197,10 +207,10 @@ async def batch_events(job_id: str, services: ServicesDep) -> Response:
     return respond(events(), lambda _n, message: [message])
 
 
-def _download(services: Services, job_id: str, kind: str) -> StreamingResponse:
+def _download(services: Services, job_id: str, kind: str, chosen: RecordFilter) -> StreamingResponse:
     def chunks() -> Iterator[str]:
         # 500 results at a time, so a 100,000-row job streams without sitting in memory
-        rows = export(services.store, job_id)
+        rows = (result for _, result in selected(services.store, job_id, chosen))
         buffer = io.StringIO()
         out = csv.writer(buffer)
         if kind == "csv":
@@ -217,22 +227,41 @@ def _download(services: Services, job_id: str, kind: str) -> StreamingResponse:
             yield buffer.getvalue()
 
     media = "application/x-ndjson" if kind == "jsonl" else "text/csv; charset=utf-8"
-    disposition = f'attachment; filename="unerase-{job_id[:8]}.{kind}"'
+    subset = "-".join(chosen.labels) if chosen.labels else ""
+    name = "-".join(part for part in ("unerase", job_id[:8], subset) if part)
+    disposition = f'attachment; filename="{name}.{kind}"'
     return StreamingResponse(
         iterate_in_threadpool(chunks()), media_type=media, headers={"Content-Disposition": disposition}
     )
 
 
+LABEL_HELP = f"Only records with these labels, comma-separated: {', '.join(SUBSETS)} (failed: not analysed)"
+
+
 @router.get("/api/v1/batches/{job_id}/results.jsonl", responses=PROBLEM_RESPONSES)
-async def results_jsonl(job_id: str, services: ServicesDep) -> StreamingResponse:
+async def results_jsonl(
+    job_id: str,
+    services: ServicesDep,
+    label: Annotated[str, Query(description=LABEL_HELP)] = "",
+    term: Annotated[str, Query(description="Only records with this term (not in a neutral use)")] = "",
+    category: Annotated[str, Query(description="Only records about this targeted characteristic")] = "",
+) -> StreamingResponse:
+    chosen = RecordFilter.parse(label, term, category)
     await load_job(services, job_id)
-    return _download(services, job_id, "jsonl")
+    return _download(services, job_id, "jsonl", chosen)
 
 
 @router.get("/api/v1/batches/{job_id}/results.csv", responses=PROBLEM_RESPONSES)
-async def results_csv(job_id: str, services: ServicesDep) -> StreamingResponse:
+async def results_csv(
+    job_id: str,
+    services: ServicesDep,
+    label: Annotated[str, Query(description=LABEL_HELP)] = "",
+    term: Annotated[str, Query(description="Only records with this term (not in a neutral use)")] = "",
+    category: Annotated[str, Query(description="Only records about this targeted characteristic")] = "",
+) -> StreamingResponse:
+    chosen = RecordFilter.parse(label, term, category)
     await load_job(services, job_id)
-    return _download(services, job_id, "csv")
+    return _download(services, job_id, "csv", chosen)
 
 
 @router.get("/api/v1/batches/{job_id}/report", responses=PROBLEM_RESPONSES)
@@ -351,17 +380,60 @@ async def job_stream(request: Request, job_id: str, services: ServicesDep, templ
     return respond(events(), lambda _n, message: [message])
 
 
+REPORT_ROWS = 500  # records listed on the page; the downloads hold every one
+
+
 @router.get("/batches/{job_id}/report", response_class=HTMLResponse, include_in_schema=False)
-async def report_page(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+async def report_page(
+    request: Request,
+    job_id: str,
+    services: ServicesDep,
+    templates: TemplatesDep,
+    label: str | None = None,
+    term: str = "",
+    category: str = "",
+) -> Response:
     job, progress = await load_job(services, job_id)
     if job.stats is None:
         return RedirectResponse(f"/batches/{job_id}", status_code=303)
-    stats = in_words(json.loads(job.stats))
+    raw = json.loads(job.stats)
+    stats = in_words(raw)
     charts = [
-        bar_chart([tuple(item) for item in stats["decisions"]], title="Decisions"),
-        bar_chart([tuple(item) for item in stats["categories"]], title="Targeted characteristics"),
-        bar_chart([tuple(item) for item in stats["terms"]], title="Most frequent terms", max_bars=20),
-        bar_chart([tuple(item) for item in stats["languages"]], title="Languages"),
+        ("Decisions", bar_chart([tuple(item) for item in stats["decisions"]], title="Decisions")),
+        (
+            "Targeted characteristics",
+            bar_chart([tuple(item) for item in stats["categories"]], title="Targeted characteristics"),
+        ),
+        (
+            "Most frequent terms",
+            bar_chart([tuple(item) for item in stats["terms"]], title="Most frequent terms", max_bars=20),
+        ),
+        ("Languages", bar_chart([tuple(item) for item in stats["languages"]], title="Languages")),
     ]
-    context = {"job": job, "progress": progress, "stats": stats, "charts": charts}
+    # without a label in the address, the table lists what needs a person's eyes: flagged and deferred records
+    chosen = RecordFilter.parse(",".join(FLAGGED_OR_DEFERRED) if label is None else label, term, category)
+    records, matching = await run_in_threadpool(report_records, services.store, job_id, chosen, REPORT_ROWS)
+    context = {
+        "job": job,
+        "progress": progress,
+        "stats": stats,
+        "charts": charts,
+        "records": records,
+        "matching": matching,
+        "chosen": chosen,
+        "label_value": ",".join(chosen.labels),
+        "label_choices": [
+            (",".join(FLAGGED_OR_DEFERRED), "flagged or needs review"),
+            ("flagged", "flagged"),
+            ("needs_review", "needs review"),
+            ("not_flagged", "not flagged"),
+            ("failed", "failed (not analysed)"),
+            ("", "all records"),
+        ],
+        "terms": [name for name, _ in raw["terms"]],
+        "categories": [name for name, _ in raw["categories"]],
+        "subsets": [("flagged", "Flagged"), ("needs_review", "Needs review"), ("failed", "Failed")],
+        "subset_counts": {**dict(raw["decisions"]), "failed": raw["errors"]},
+        "query": urlencode(chosen.query()),
+    }
     return templates.TemplateResponse(request, "report.html", context)
