@@ -113,6 +113,19 @@ def test_the_toast_goes_away_by_itself_and_the_key_u_undoes(page: Page, app: str
     assert first  # the first item only gives the queue a next item to land on
 
 
+def test_saved_and_undo_work_without_javascript(new_page: NewPage, app: str) -> None:
+    page = new_page("no-js", java_script_enabled=False)
+    item = analyse(app, deferred_text("no-js"))
+    log_in(page, app, f"/review/{item}")
+    page.locator("#action-flag").click()
+    message = page.locator("#review-flash")
+    expect(message).to_contain_text("Saved: you decided “flagged”.")
+    expect(message).not_to_have_class(re.compile(r"\btoast\b"))  # a plain message at the top of the page
+    message.get_by_role("button", name="Undo (u)").click()
+    expect(page.locator("#review-flash")).to_contain_text("Undone: the label is “needs review” again")
+    expect(page.locator("#review-state")).to_contain_text("Label: needs_review, decided by the automatic analysis")
+
+
 def test_actions_from_the_queue_list(page: Page, app: str) -> None:
     approve, reject = deferred_text("approve"), deferred_text("reject")
     analyse(app, approve)
@@ -200,6 +213,7 @@ def test_admin_pages_redirect_to_login_and_back_then_confirm_the_new_site(new_pa
     page.goto(f"{app}/admin/sites")
     expect(page).to_have_url(f"{app}/login?next=%2Fadmin%2Fsites")
     expect(page.locator("h1")).to_have_text("Log in")
+    save_screenshot(page, "after-admin-sites-no-session")
     page.get_by_label("Name").fill(ADMIN)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
