@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from e2e.conftest import save_screenshot
+from e2e.conftest import StartServer, save_screenshot
 
 JOB_TIMEOUT_MS = 60_000
 TITLES = {
@@ -125,3 +125,28 @@ def test_the_report_lists_records_filters_them_and_downloads_a_subset(page: Page
     ]
     # the formula in t7's text never reaches a spreadsheet as a formula
     assert all(not cell.startswith(("=", "+", "-", "@")) for row in flagged for cell in row.values())
+
+
+def test_failed_rows_are_listed_and_retried_with_a_language(
+    page: Page, start_server: StartServer, catalogue: Path
+) -> None:
+    # a server whose batches have no fallback language: the short titles fail as they used to
+    server = start_server({"UNERASE_BATCH_FALLBACK_LANGUAGE": ""})
+    upload(page, server, catalogue)
+    expect(page.locator("#progress-area")).to_contain_text("4 with errors")
+    failed = page.locator("table.row-errors tbody tr")
+    expect(failed).to_have_count(4)
+    expect(page.locator("table.row-errors caption")).to_have_text("4 failed rows")
+    moor = failed.filter(has_text="Head of a Moor")
+    expect(moor.locator("td").nth(1)).to_have_text("t2")
+    expect(moor.locator("td").nth(3)).to_contain_text("the text fits several languages equally well")
+    save_screenshot(page, "after-batch-failed-rows")
+
+    page.get_by_label("Analyse the failed rows again in").select_option("en")
+    page.get_by_role("button", name="Retry the failed rows").click()
+    expect(page).to_have_url(re.compile(r"/batches/[0-9a-f]{32}\?retried=4$"))
+    expect(page.get_by_role("status").filter(has_text="queued again")).to_contain_text("4 failed rows queued again")
+    expect(page.locator("#finished")).to_contain_text("The job is complete.", timeout=JOB_TIMEOUT_MS)
+    expect(page.locator("#progress-area")).to_contain_text("7 of 7 rows · 0 with errors")
+    page.reload()
+    expect(page.locator("table.row-errors")).to_have_count(0)

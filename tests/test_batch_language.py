@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from engine.cli import main
 
 from .test_batches_web import wait_complete
-from .webapp import client, client_on
+from .webapp import client, client_on, sse_events
 
 TITLES = ["The Junkie", "Head of a Moor", "Portrait of a cripple", "Junkie Boy"]
 TIED = {"The Junkie", "Head of a Moor", "Junkie Boy"}  # detection cannot tell these (checked below)
@@ -166,3 +166,14 @@ def test_the_cli_falls_back_the_same_way(
     rows = cli(capsys, *common, "--fallback-lang", "none")
     assert ["error" in row for row in rows] == [title in TIED for title in TITLES]
     assert "equally well" in str(rows[0]["error"])
+
+
+def test_rows_failing_while_the_page_is_open_reach_it_with_the_done_event(tmp_path: Path) -> None:
+    with client(tmp_path, batch_fallback_language="") as api:
+        job_id = submit(api, titles_csv())
+        stream = sse_events(api.get(f"/batches/{job_id}/stream").text)
+    name, done = stream[-1]
+    assert name == "done" and "The job is complete." in done
+    # the list the page loaded with is replaced out of band: rows can fail after it was drawn
+    assert '<div id="failed-rows" hx-swap-oob="true">' in done
+    assert "3 failed rows" in done and "Head of a Moor" in done and "Retry the failed rows" in done

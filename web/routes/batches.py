@@ -371,11 +371,21 @@ async def job_stream(request: Request, job_id: str, services: ServicesDep, templ
 
     async def events() -> AsyncIterator[tuple[int, ServerSentEvent]]:
         number = 0
+        last: Progress | None = None
         async for progress in progress_until_complete(services, job_id):
             html = str(macros.progress_bar(progress)).strip()
             yield number, ServerSentEvent(html, event="progress", id=str(number))
             number += 1
-        yield number, ServerSentEvent(str(macros.finished(job)).strip(), event="done", id=str(number))
+            last = progress
+        done = str(macros.finished(job)).strip()
+        if last is not None:
+            # rows that failed while the page was open replace the list it loaded with (an out-of-band swap)
+            errors = await run_in_threadpool(services.store.row_errors, job_id)
+            context = job_context(services, job, last, errors)
+            done += str(
+                macros.failed_rows(job, last, errors, context["retryable"], context["languages"], None, True)
+            ).strip()
+        yield number, ServerSentEvent(done, event="done", id=str(number))
 
     return respond(events(), lambda _n, message: [message])
 
