@@ -177,3 +177,17 @@ def test_rows_failing_while_the_page_is_open_reach_it_with_the_done_event(tmp_pa
     # the list the page loaded with is replaced out of band: rows can fail after it was drawn
     assert '<div id="failed-rows" hx-swap-oob="true">' in done
     assert "3 failed rows" in done and "Head of a Moor" in done and "Retry the failed rows" in done
+
+
+def test_the_retry_is_offered_when_the_retryable_rows_are_beyond_the_listed_ones(tmp_path: Path) -> None:
+    # 205 rows without a text (never retryable) come first; the one title that failed comes last
+    data = ("ref,title\n" + "".join(f"e{n},\n" for n in range(205)) + "t,The Junkie\n").encode()
+    with client(tmp_path, batch_fallback_language="") as api:
+        job_id = submit(api, data)
+        assert wait_complete(api, job_id)["errors"] == 206
+        page = api.get(f"/batches/{job_id}").text
+        assert "206 failed rows (the first 200 shown; the downloads hold them all)" in page
+        assert "Retry the failed rows" in page
+        retried = api.post(f"/batches/{job_id}/retry", data={"lang": "en"}, follow_redirects=False)
+        assert retried.headers["location"].endswith("?retried=1")
+        assert wait_complete(api, job_id)["errors"] == 205

@@ -327,6 +327,16 @@ class Store:
                 )
         return int(count or 0)
 
+    def retryable_rows(self, job_id: str) -> int:
+        """How many of the job's failed rows have a text, so that analysing them again could help."""
+        with self._session() as session:
+            count = session.execute(
+                select(func.count())
+                .select_from(BatchRow)
+                .where(BatchRow.job_id == job_id, BatchRow.status == "error", BatchRow.text != "")
+            ).scalar_one()
+        return int(count)
+
     def row_errors(self, job_id: str, limit: int = 200) -> list[BatchRow]:
         with self._session() as session:
             return list(

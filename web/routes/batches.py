@@ -334,7 +334,8 @@ async def retry_page(
             raise
         job, progress = await load_job(services, job_id)
         errors = await run_in_threadpool(services.store.row_errors, job_id)
-        context = job_context(services, job, progress, errors, retry_error=exc.message)
+        retryable = await run_in_threadpool(services.store.retryable_rows, job_id)
+        context = job_context(services, job, progress, errors, retryable, retry_error=exc.message)
         return templates.TemplateResponse(request, "batch.html", context, status_code=exc.status)
     return RedirectResponse(f"/batches/{job_id}?retried={count}", status_code=303)
 
@@ -345,19 +346,20 @@ async def job_page(
 ) -> Response:
     job, progress = await load_job(services, job_id)
     errors = await run_in_threadpool(services.store.row_errors, job_id)
-    context = job_context(services, job, progress, errors, retried=retried)
+    retryable = await run_in_threadpool(services.store.retryable_rows, job_id)
+    context = job_context(services, job, progress, errors, retryable, retried=retried)
     return templates.TemplateResponse(request, "batch.html", context)
 
 
 def job_context(
-    services: Services, job: BatchJob, progress: Progress, errors: list[Any], **values: Any
+    services: Services, job: BatchJob, progress: Progress, errors: list[Any], retryable: int, **values: Any
 ) -> dict[str, Any]:
     return {
         "job": job,
         "progress": progress,
         "errors": errors,
         # rows that were never readable (no text) cannot be helped by another language
-        "retryable": sum(1 for row in errors if row.text),
+        "retryable": retryable,
         "languages": services.detector.languages,
         **values,
     }
@@ -381,7 +383,8 @@ async def job_stream(request: Request, job_id: str, services: ServicesDep, templ
         if last is not None:
             # rows that failed while the page was open replace the list it loaded with (an out-of-band swap)
             errors = await run_in_threadpool(services.store.row_errors, job_id)
-            context = job_context(services, job, last, errors)
+            retryable = await run_in_threadpool(services.store.retryable_rows, job_id)
+            context = job_context(services, job, last, errors, retryable)
             done += str(
                 macros.failed_rows(job, last, errors, context["retryable"], context["languages"], None, True)
             ).strip()
