@@ -187,7 +187,8 @@ def test_a_decision_leaves_the_queue_and_reaches_the_widget(api: TestClient, wor
 def test_keyboard_script_is_static_and_clicks_existing_controls(api: TestClient) -> None:
     script = api.get("/static/review.js")
     assert script.status_code == 200
-    for control in ("action-confirm", "action-flag", "action-clear", "review-next", "review-previous", "explanation"):
+    controls = ("action-confirm", "action-flag", "action-clear", "review-next", "review-previous", "review-undo")
+    for control in (*controls, "explanation"):
         assert control in script.text
 
 
