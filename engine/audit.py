@@ -273,6 +273,7 @@ class AuditReport:
     info: RunInfo
     alpha: float
     languages: tuple[LanguageResult, ...]
+    skipped: tuple[str, ...] = ()  # template languages the configuration's vocabularies do not cover
 
     @property
     def consistency_rate(self) -> float:
@@ -285,6 +286,7 @@ class AuditReport:
             "alpha": self.alpha,
             "consistency_rate": self.consistency_rate,
             "languages": [lang.to_dict() for lang in self.languages],
+            "skipped_languages": list(self.skipped),
         }
 
 

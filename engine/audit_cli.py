@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -54,10 +55,18 @@ async def run_audit(
         known = sorted({s.language for s in sets})
         raise UneraseError(f"no templates for {', '.join(languages or [])}; templates exist for {', '.join(known)}")
     async with open_pipeline(config, router=router) as analyzer:
+        # a language the vocabularies lack would give a tuple of identical errors: "consistent", and meaningless
+        supported = set(analyzer.detector.languages)
+        skipped = tuple(sorted({c.language for c in all_cases} - supported))
+        all_cases = [c for c in all_cases if c.language in supported]
+        if progress is not None:
+            for _ in range(len(cases(sets, languages)) - len(all_cases)):
+                progress()
         predictions, info = await predict(
             analyzer, [(c.text, c.language) for c in all_cases], concurrency=config.concurrency, progress=progress
         )
-    return score(sets, all_cases, predictions, info, alpha=alpha)
+    report = score(sets, all_cases, predictions, info, alpha=alpha)
+    return dataclasses.replace(report, skipped=skipped)
 
 
 def cmd_audit(args: argparse.Namespace, report_writer: AuditReportWriter | None = None) -> int:
@@ -93,6 +102,8 @@ def print_audit(report: AuditReport, out: IO[str]) -> None:
         file=out,
     )
     print(f"consistency rate over all languages: {100 * report.consistency_rate:.1f}%", file=out)
+    if report.skipped:
+        print(f"skipped (no vocabulary for them): {', '.join(report.skipped)}", file=out)
     for lang in report.languages:
         kinds = ", ".join(f"{k} {c}/{t}" for k, (t, c) in lang.by_kind.items())
         print(

@@ -201,7 +201,20 @@ def build_full_parser() -> argparse.ArgumentParser:
     _site_options(update, adding=False)
     update.set_defaults(func=cmd_site_update)
     _add_user_commands(commands)
+    _add_report_writers(commands)
     return parser
+
+
+def _add_report_writers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`eval --report` and `audit --report` render HTML with the web layer's templates and charts."""
+    from functools import partial
+
+    from engine.audit_cli import cmd_audit
+    from engine.eval_cli import cmd_eval
+    from web.evaluation_report import render_audit_file, render_eval_file
+
+    commands.choices["eval"].set_defaults(func=partial(cmd_eval, report_writer=render_eval_file))
+    commands.choices["audit"].set_defaults(func=partial(cmd_audit, report_writer=render_audit_file))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

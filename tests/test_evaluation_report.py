@@ -1,0 +1,57 @@
+"""`unerase eval --report` and `unerase audit --report`: self-contained HTML files with SVG charts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.test_evaluation import VOCAB, fixture_csv
+from web.cli import main
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UNERASE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "report-cache"))
+
+
+def self_contained(html: str) -> None:
+    assert html.startswith("<!doctype html>")
+    assert not re.search(r"<(script|link|img)\b", html)  # nothing fetched when the file is opened
+    assert "<style>" in html
+
+
+def test_eval_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "report.html"
+    args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang"]
+    code = main(["eval", *args, "--group-column", "src", "--term-column", "terms", "--report", str(target)])
+    _, err = capsys.readouterr()
+    assert code == 0 and f"report written to {target}" in err
+    html = target.read_text(encoding="utf-8")
+    self_contained(html)
+    assert html.count("<svg") == 3  # outcomes, F1 per language, F1 per group
+    assert '<td data-figure="precision">66.7%</td>' in html
+    assert '<td data-figure="deferral_rate">30.0%</td>' in html
+    assert "<q>he lit a fag outside</q>" in html
+    assert "Precision per term" in html and '<th scope="row">crippled</th>' in html
+
+
+def test_audit_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "audit.html"
+    code = main(["audit", "--lang", "en", "--lang", "fr", "--vocab", VOCAB, "--no-cache", "--report", str(target)])
+    capsys.readouterr()
+    assert code == 0
+    html = target.read_text(encoding="utf-8")
+    self_contained(html)
+    assert html.count("<svg") == 1  # the test vocabulary has no French: fr is skipped, not "consistent"
+    assert "en: 9 of 9 tuples decided alike" in html
+    assert "Skipped, as the vocabularies do not cover them: fr." in html
+
+
+def test_report_without_the_web_layer_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main as engine_main
+
+    code = engine_main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--report", str(tmp_path / "r.html")])
+    _, err = capsys.readouterr()
+    assert code == 2 and "--report needs the web package" in err
