@@ -81,6 +81,7 @@ class Case:
     kind: str
     group: str
     text: str
+    category: str = ""
 
 
 # --- loading -----------------------------------------------------------------------------------------
@@ -171,7 +172,7 @@ def _template(entry: Any, where: str) -> Template:
 def cases(sets: Sequence[TemplateSet], languages: Sequence[str] | None = None) -> list[Case]:
     """Every template filled with every group, language by language."""
     return [
-        Case(s.language, t.id, t.kind, g.id, t.fill(g))
+        Case(s.language, t.id, t.kind, g.id, t.fill(g), g.category)
         for s in sets
         if not languages or s.language in languages
         for t in s.templates
@@ -291,7 +292,6 @@ class AuditReport:
 
 
 def score(
-    sets: Sequence[TemplateSet],
     all_cases: Sequence[Case],
     predictions: Sequence[Prediction],
     info: RunInfo,
@@ -301,7 +301,7 @@ def score(
     """The audit report for predictions made on `all_cases` (same order)."""
     if len(all_cases) != len(predictions):
         raise ValueError("one prediction per case is needed")
-    categories = {(s.language, g.id): g.category for s in sets for g in s.groups}
+    categories = {(c.language, c.group): c.category for c in all_cases}
     by_language: dict[str, dict[tuple[str, str], dict[str, Prediction]]] = {}
     for case, prediction in zip(all_cases, predictions, strict=True):
         tuples = by_language.setdefault(case.language, {})

@@ -65,7 +65,7 @@ async def run_audit(
         predictions, info = await predict(
             analyzer, [(c.text, c.language) for c in all_cases], concurrency=config.concurrency, progress=progress
         )
-    report = score(sets, all_cases, predictions, info, alpha=alpha)
+    report = score(all_cases, predictions, info, alpha=alpha)
     return dataclasses.replace(report, skipped=skipped)
 
 
