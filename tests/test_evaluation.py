@@ -293,3 +293,70 @@ def test_low_scores_are_not_an_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, report, _ = run_eval(capsys, str(path), "--lang", "en")
     assert code == 0
     assert report["overall"]["accuracy"] == 0.0
+
+
+def test_a_model_backend_decides_what_the_vocabulary_cannot(tmp_path: Path) -> None:
+    """The same rows through a scripted backend (NOT a model: it answers from a script): "crippled" is contentious
+    in "it crippled him" and neutral beside a storm or a strike; the term-free check calls "vermin" an attack."""
+    import asyncio
+    from collections.abc import Sequence
+
+    from engine.analysis import BackendRouter
+    from engine.eval_cli import run_evaluation
+    from engine.llm.backend import Message
+    from engine.pipeline import PipelineConfig
+    from tests.support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of
+
+    def answer(messages: Sequence[Message]) -> str:
+        text = messages[-1].content
+        # (the prompt also quotes the entry's description, which has "the strike crippled the port" as its example of
+        # the neutral sense: the one contentious sentence is recognised instead)
+        if stage_of(messages) == "disambiguation" and "it crippled him" not in text:
+            return "<reasoning>weather</reasoning><verdict>neutral</verdict><explanation>A storm.</explanation>"
+        if stage_of(messages) == "targeting" and "vermin" in text:
+            return (
+                "<reasoning>dehumanising</reasoning><verdict>hateful</verdict><targets>ethnicity</targets>"
+                "<explanation>Calls people vermin.</explanation>"
+            )
+        return default_answer(messages)
+
+    columns = Columns(lang="lang")
+    rows = parse_labelled(fixture_csv(tmp_path).read_bytes(), "labelled.csv", columns, Labels())
+    config = PipelineConfig(vocabularies=(VOCAB,), use_cache=False)
+    backend = ScriptedLLMBackend(answer, model_id="scripted:eval")
+    report = asyncio.run(run_evaluation(rows, config, router=BackendRouter(backend)))
+    assert report.info.models == ("scripted:eval",) and report.info.mode == "fast"
+    # flagged: rows 1, 2, 4 (crippled, contentious), 7 (vermin) and 3 (an unambiguous term needs no model)
+    assert report.overall.table["positive"] == {"flagged": 4, "not_flagged": 1, "needs_review": 0, "error": 0}
+    assert report.overall.table["negative"] == {"flagged": 1, "not_flagged": 4, "needs_review": 0, "error": 0}
+    assert report.overall.precision == report.overall.recall == 0.8
+    assert report.overall.deferral_rate == 0.0
+
+
+def test_settings_files_are_checked(tmp_path: Path) -> None:
+    from engine.errors import UneraseError
+    from engine.pipeline import PipelineConfig
+
+    base = PipelineConfig()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("mode = [", encoding="utf-8")
+    with pytest.raises(UneraseError, match=r"bad.toml: not valid TOML"):
+        base.with_toml(bad)
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('mode = "quick"\n', encoding="utf-8")
+    with pytest.raises(UneraseError, match=r"wrong.toml: mode 'quick' is not known; accepted: fast, thorough"):
+        base.with_toml(wrong)
+    typed = tmp_path / "typed.toml"
+    typed.write_text('threshold = "high"\n', encoding="utf-8")
+    with pytest.raises(UneraseError, match=r"typed.toml: setting 'threshold' is 'high'; accepted: a number"):
+        base.with_toml(typed)
+    good = tmp_path / "good.toml"
+    good.write_text(
+        'llm_backend = "openai"\nllm_model = "m"\nthreshold = 0.7\nport = 9000\n'
+        '[llm_languages.el]\nbackend = "openai"\nmodel = "greek"\nbase_url = "http://127.0.0.1:9/v1"\n',
+        encoding="utf-8",
+    )
+    config = base.with_toml(good)
+    assert (config.name, config.model.backend, config.model.model, config.threshold) == ("good", "openai", "m", 0.7)
+    assert config.per_language[0][0] == "el" and config.per_language[0][1].model == "greek"
+    assert config.mode == "fast"  # not in the file: kept from the configuration it was applied to

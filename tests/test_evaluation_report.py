@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -55,3 +56,36 @@ def test_report_without_the_web_layer_is_refused(tmp_path: Path, capsys: pytest.
     code = engine_main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--report", str(tmp_path / "r.html")])
     _, err = capsys.readouterr()
     assert code == 2 and "--report needs the web package" in err
+
+
+def test_eval_with_a_sites_term_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--site KEY`: a site whose moderators excluded "fag" (a cigarette on their forum) flags row 1 no more."""
+    from sqlmodel import Session
+
+    from web.models import SiteTermRule
+    from web.settings import get_settings
+
+    monkeypatch.setenv("UNERASE_DATA_DIR", str(tmp_path / "data"))
+    get_settings.cache_clear()
+    try:
+        assert main(["site", "add", "--name", "Smokers' corner", "--threshold", "0.5"]) == 0
+        key = json.loads(capsys.readouterr().out)["key"]
+        from web.cli import _sites
+
+        with Session(_sites().store.engine) as session:
+            session.add(SiteTermRule(site_key=key, term_id="en-faggot#fag", rule="exclude", moderator="test"))
+            session.commit()
+        args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang", "--json"]
+        assert main(["eval", *args]) == 0
+        plain = json.loads(capsys.readouterr().out)
+        assert main(["eval", *args, "--site", key]) == 0
+        scoped = json.loads(capsys.readouterr().out)
+        assert plain["overall"]["table"]["negative"]["flagged"] == 1  # "he lit a fag outside"
+        assert scoped["overall"]["table"]["negative"]["flagged"] == 0
+        assert scoped["overall"]["table"]["positive"]["flagged"] == 1  # only "faggots out" is left
+        assert main(["eval", *args, "--site", "nope"]) == 2
+        assert "no site has the key 'nope'" in capsys.readouterr().err
+    finally:
+        get_settings.cache_clear()
