@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from tests.test_evaluation import fixture_csv
 
-from .webapp import client, sse_events
+from .webapp import client, client_on, sse_events
 
 TOKEN = "evaluation-admin-token"
 BASIC = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
@@ -45,9 +45,10 @@ def upload(api: TestClient, name: str, data: bytes, **form: str) -> object:
     )
 
 
-def test_an_uploaded_labelled_file_gives_the_cli_report(tmp_path: Path) -> None:
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_an_uploaded_labelled_file_gives_the_cli_report(tmp_path: Path, database: str) -> None:
     data = fixture_csv(tmp_path).read_bytes()
-    with client(tmp_path, admin_token=TOKEN) as api:
+    with client_on(database, tmp_path, admin_token=TOKEN) as api:
         response = upload(api, "labelled.csv", data, review_as="negative")
         assert response.status_code == 303, response.text  # type: ignore[attr-defined]
         location = response.headers["location"]  # type: ignore[attr-defined]
