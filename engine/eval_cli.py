@@ -53,7 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--term-column", help="column listing the terms used contentiously, separated by ';'")
     parser.add_argument("--span-column", help="column listing contentious character spans 'start-end;...'")
     parser.add_argument("--lang", help="language of rows that do not give one; detected when omitted")
-    parser.add_argument("--review-as", choices=REVIEW_AS, default="separate", help="how needs_review counts")
+    parser.add_argument(
+        "--review-as",
+        choices=REVIEW_AS,
+        default="separate",
+        help="how needs_review counts: positive (as flagged), negative (as not flagged), "
+        "separate (set aside; the default), correct (as its label says: reviewed and decided right)",
+    )
     parser.add_argument("--worst", type=int, default=10, help="how many of the worst errors to show (each kind)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--report", help="write a self-contained HTML report to this file")
