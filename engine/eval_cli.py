@@ -177,6 +177,20 @@ _FIGURES: tuple[tuple[str, Callable[[Metrics], str]], ...] = (
 )
 
 
+_ATTRIBUTES = {"accuracy": "accuracy", "precision": "precision", "recall": "recall", "F1": "f1"}
+
+
+def _change(label: str, first: Metrics, second: Metrics) -> str:
+    """The second configuration's figure minus the first's, in percentage points (rates) or rows (counts)."""
+    if label == "deferral rate":
+        a, b = first.deferral_rate, second.deferral_rate
+    elif label in _ATTRIBUTES:
+        a, b = getattr(first, _ATTRIBUTES[label]), getattr(second, _ATTRIBUTES[label])
+    else:
+        return ""
+    return "–" if a is None or b is None else f"{100 * (b - a):+.1f} pt"
+
+
 def _table(rows: Sequence[Sequence[str]], out: IO[str]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -194,7 +208,13 @@ def print_reports(reports: Sequence[EvaluationReport], configs: Sequence[Pipelin
             file=out,
         )
     print(f"\nneeds_review counted as: {review_as}\n", file=out)
-    _table([["", *names], *([label, *(f(r.overall) for r in reports)] for label, f in _FIGURES)], out)
+    lines = [["", *names, *(["change"] if len(reports) == 2 else [])]]
+    for label, figure in _FIGURES:
+        line = [label, *(figure(r.overall) for r in reports)]
+        if len(reports) == 2:
+            line.append(_change(label, reports[0].overall, reports[1].overall))
+        lines.append(line)
+    _table(lines, out)
     for config, report in zip(configs, reports, strict=True):
         print(f"\nconfusion table ({config.name}): label × decision", file=out)
         table = report.overall.table

@@ -227,7 +227,8 @@ def test_compare_two_vocabularies(tmp_path: Path, capsys: pytest.CaptureFixture[
     code = main([*args, "--compare", str(other)])
     out, _ = capsys.readouterr()
     assert code == 0
-    assert "               current  narrow" in out and "deferral rate  30.0%    0.0%" in out
+    assert "               current  narrow  change" in out
+    assert "deferral rate  30.0%    0.0%    -30.0 pt" in out
 
 
 # --- bad files --------------------------------------------------------------------------------------------

@@ -89,3 +89,15 @@ def test_eval_with_a_sites_term_rules(
         assert "no site has the key 'nope'" in capsys.readouterr().err
     finally:
         get_settings.cache_clear()
+
+
+def test_compare_report_shows_the_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    strict = tmp_path / "strict.toml"
+    strict.write_text("threshold = 0.95\n", encoding="utf-8")  # vocabulary-only confidence is at most 0.9
+    target = tmp_path / "compare.html"
+    args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang"]
+    assert main(["eval", *args, "--compare", str(strict), "--report", str(target)]) == 0
+    capsys.readouterr()
+    html = target.read_text(encoding="utf-8")
+    assert '<td data-change="deferral_rate">+70.0 pt</td>' in html  # 30% deferred, then all of them
+    assert '<td data-change="precision">–</td>' in html  # nothing flagged under τ 0.95: no precision
