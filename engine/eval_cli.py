@@ -268,5 +268,5 @@ def print_reports(reports: Sequence[EvaluationReport], configs: Sequence[Pipelin
                 for e in examples:
                     terms = f" [{', '.join(e.terms)}]" if e.terms else ""
                     print(f"  line {e.line} ({e.confidence:.2f}){terms}: {e.text[:160]}", file=out)
-        for line, message in report.failures[:20]:
-            print(f"  line {line}: analysis failed: {message}", file=out)
+        for number, message in report.failures[:20]:
+            print(f"  line {number}: analysis failed: {message}", file=out)
