@@ -58,8 +58,9 @@ def labelled(tmp_path: Path) -> Path:
 
 
 def test_an_admin_uploads_a_labelled_csv_and_reads_the_report(page: Page, app: str, labelled: Path) -> None:
-    # admin pages answer "closed" to strangers rather than sending them to a login form: log in first
-    page.goto(app + "/login?next=/admin/evaluations")
+    # admin pages send a browser without a session to the login form, and back after it
+    page.goto(app + "/admin/evaluations")
+    expect(page).to_have_url(app + "/login?next=%2Fadmin%2Fevaluations")
     page.get_by_label("Name").fill(ADMIN)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()

@@ -120,6 +120,8 @@ def test_the_audit_runs_from_the_page(tmp_path: Path) -> None:
 
 def test_the_page_is_for_admins_only(tmp_path: Path) -> None:
     with client(tmp_path, admin_token=TOKEN) as api:
-        assert api.get("/admin/evaluations").status_code == 401
+        # a browser without a session or credentials is sent to the login form (issue 16), never shown the page
+        stranger = api.get("/admin/evaluations", follow_redirects=False)
+        assert stranger.status_code == 303 and stranger.headers["location"] == "/login?next=%2Fadmin%2Fevaluations"
         forged = api.post("/admin/evaluations/audit", headers=BASIC, data={"csrf": "forged"})
         assert forged.status_code == 403
