@@ -31,14 +31,16 @@ from web.services import Services
 from web.sites import new_key, normalise_origin, parse_list, site_to_dict
 
 router = APIRouter(tags=["admin"])
+CSRF_HEADER = "X-CSRF-Token"
 log = logging.getLogger("unerase.admin")
 
 
 async def require_admin(request: Request, services: ServicesDep) -> None:
     signed_in = await auth.current_session(request)
-    if signed_in is not None and signed_in.is_admin:
-        return
     header = request.headers.get("authorization", "")
+    if signed_in is not None and signed_in.is_admin and not header.startswith("Bearer "):
+        await check_api_csrf(request, services)
+        return
     if signed_in is not None and not header:
         raise auth.Forbidden(f"this needs an admin account; '{signed_in.user.username}' is a {signed_in.user.role}")
     token = services.settings.admin_token
@@ -57,6 +59,28 @@ async def require_admin(request: Request, services: ServicesDep) -> None:
             given = ""
     if not given or not hmac.compare_digest(given.encode(), token.encode()):
         raise Unauthorized("this needs the admin token (HTTP Basic password, or Authorization: Bearer TOKEN)")
+    if not header.startswith("Bearer "):
+        await check_api_csrf(request, services)
+
+
+async def check_api_csrf(request: Request, services: Services) -> None:
+    """A change through the admin API authenticated by what a browser sends on its own, the session cookie or
+    remembered HTTP Basic credentials, must also carry the form token in X-CSRF-Token: another site can make the
+    browser send the credentials, but it cannot read the token. A bearer token is never sent on its own.
+    The pages' forms carry the same token in a field instead (check_csrf below)."""
+    if not request.url.path.startswith("/api/") or request.method in ("GET", "HEAD", "OPTIONS"):
+        return
+    given = request.headers.get(CSRF_HEADER, "")
+    if not given:
+        raise auth.CsrfRefused(
+            f"a change through the admin API with a login session or HTTP Basic needs the {CSRF_HEADER} header, "
+            "holding the session's token (csrf_token of GET /api/v1/me); scripts can use "
+            "Authorization: Bearer with the admin token instead"
+        )
+    if not hmac.compare_digest(given.encode(), (await form_token(request, services)).encode()):
+        raise auth.CsrfRefused(
+            f"the {CSRF_HEADER} header does not hold this session's token; read it again from GET /api/v1/me"
+        )
 
 
 Admin = Depends(require_admin)
