@@ -4,6 +4,7 @@ API needs the CSRF token when the browser authenticates it on its own, and bodie
 from __future__ import annotations
 
 import base64
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -185,12 +186,13 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> N
         json_headers = {"content-type": "application/json", "content-length": str(total * CHUNK)}
         status, headers, body, pulled = raw_post(api, "/api/v1/analyses", total, json_headers)
         assert status == 413 and headers["content-type"] == "application/problem+json"
-        assert b"100,000 bytes" in body, body
+        assert json.loads(body)["type"] == "/problems/content-too-large" and b"100,000 bytes" in body, body
         assert pulled == 0  # refused on the announced length: not one byte read, nothing parsed
 
         # chunked, no Content-Length: counted as it arrives, refused once past the limit
         status, headers, body, pulled = raw_post(api, "/api/v1/analyses", total, {"content-type": "application/json"})
-        assert status == 413 and b"100,000 bytes" in body, body
+        assert status == 413 and headers["content-type"] == "application/problem+json"
+        assert json.loads(body)["type"] == "/problems/content-too-large" and b"100,000 bytes" in body, body
         assert pulled <= LIMIT // CHUNK + 1
 
         # the widget, the annotations and the demo form are capped the same way

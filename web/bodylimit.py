@@ -21,17 +21,22 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute, compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from engine.errors import UneraseError
 from web import errors
 
 UPLOAD_FORM_ALLOWANCE = 64 * 1024  # bytes of multipart boundaries and small fields beside an uploaded file
 
 
-class BodyTooLarge(HTTPException):
-    """An HTTPException, so that FastAPI's body reading lets it through to the app's error handler (it turns any
-    other exception raised while reading into a 400)."""
+class BodyTooLarge(UneraseError, HTTPException):
+    """Also an HTTPException, so that FastAPI's body reading lets it through (it turns any other exception raised
+    while reading into a 400); an UneraseError first, so that it is answered like the refusal below."""
+
+    status = 413
+    code = "content-too-large"
 
     def __init__(self, detail: str) -> None:
-        super().__init__(413, detail)
+        HTTPException.__init__(self, self.status, detail)
+        self.message = detail
 
 
 def upload_routes(routes: Iterable[BaseRoute], prefix: str = "") -> list[re.Pattern[str]]:
@@ -101,5 +106,5 @@ class BodyLimit:
     @staticmethod
     async def refuse(scope: Scope, receive: Receive, send: Send, detail: str) -> None:
         request = Request(scope, receive)
-        response = errors.problem(request, 413, "content-too-large", detail, {"Connection": "close"})
+        response = errors.problem(request, BodyTooLarge.status, BodyTooLarge.code, detail, {"Connection": "close"})
         await response(scope, receive, send)
