@@ -7,14 +7,17 @@ import base64
 import json
 import re
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from web.render import isolate
+
 from .test_auth import add_user, login, session_csrf
-from .test_review import FORUM, add_site, check, routes_under
+from .test_review import FORUM, act, add_site, check, routes_under
 from .webapp import client
 
 TOKEN = "test-admin-token"  # the one test_review's add_site sends
@@ -225,3 +228,73 @@ def test_batch_uploads_keep_their_own_larger_limit(tmp_path: Path) -> None:
         part = b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n'
         status, _, body, pulled = raw_post(api, "/api/v1/batches", 1_000, {"content-type": MULTIPART}, part)
         assert status == 413 and b"500,000 bytes" in body and pulled <= 6 * LIMIT // CHUNK + 1
+
+
+# -- bidi isolation on the review pages ------------------------------------------------------------------
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: unisolated, it reverses everything after it up to the end of the line
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Isolation(HTMLParser):
+    """Collects text with a U+202E that is neither inside a <bdi> nor inside an element with a dir attribute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[tuple[str, bool]] = []  # (tag, isolates)
+        self.unisolated: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in VOID:
+            self.open.append((tag, tag == "bdi" or any(name == "dir" for name, _ in attrs)))
+
+    def handle_endtag(self, tag: str) -> None:
+        for at in range(len(self.open) - 1, -1, -1):  # an implied end (</li> left out) closes what it contains
+            if self.open[at][0] == tag:
+                del self.open[at:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        if RLO in data and not any(isolates for _, isolates in self.open):
+            self.unisolated.append(data.strip())
+
+
+def unisolated(page: str) -> list[str]:
+    parser = Isolation()
+    parser.feed(page)
+    return parser.unisolated
+
+
+def test_user_and_moderator_strings_are_isolated_on_the_review_pages(api: TestClient) -> None:
+    site = add_site(api, "Forum")
+    text = f"the strike left him crippled {RLO}on purpose, they said"
+    analysis_id = check(api, site, [{"id": "d", "text": text}])["d"]["analysis_id"]
+    comment = {"analysis_id": analysis_id, "post_id": "d", "helpful": False, "comment": f"{RLO}he was quoting"}
+    assert api.post(f"/api/v1/widget/{site}/feedback", json=comment, headers={"Origin": FORUM}).status_code == 201
+    add_user(api, "mod")
+    assert login(api, "mod").status_code == 303
+    queue = api.get("/review")  # before the item is decided and leaves the queue
+    for form in (
+        {"action": "note", "note": f"{RLO}a note"},
+        {"action": "overturn:flagged", "explanation": f"{RLO}why"},
+    ):
+        done = act(api, analysis_id, **form)
+        assert done.status_code == 303, done.text
+
+    pages = {
+        "queue": queue,
+        "item": api.get(f"/review/{analysis_id}"),
+        "statement": api.get(f"/analyses/{analysis_id}/statement"),
+        "demo": api.get(f"/analyses/{analysis_id}"),
+    }
+    for name, page in pages.items():
+        assert page.status_code == 200, name
+        assert RLO in page.text, f"the {name} page does not show the strings this test checks"
+        assert unisolated(page.text) == [], name
+    item = pages["item"].text
+    for shown in (f"<bdi>{RLO}he was quoting</bdi>", f"<bdi>{RLO}a note</bdi>", f"<bdi>{RLO}why</bdi>"):
+        assert shown in item
+    assert 'dir="auto"' in item and "“<bdi>crippled</bdi>”" in item
+
+
+def test_the_bdi_filter_escapes_what_it_isolates() -> None:
+    assert isolate(f"<b>{RLO}x</b>") == f"<bdi>&lt;b&gt;{RLO}x&lt;/b&gt;</bdi>"
