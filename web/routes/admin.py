@@ -70,17 +70,20 @@ async def check_api_csrf(request: Request, services: Services) -> None:
     The pages' forms carry the same token in a field instead (check_csrf below)."""
     if not request.url.path.startswith("/api/") or request.method in ("GET", "HEAD", "OPTIONS"):
         return
+    signed_in = await auth.current_session(request)
+    where = (
+        "csrf_token of GET /api/v1/me"
+        if signed_in is not None and signed_in.is_admin
+        else "the csrf field of the forms on /admin/sites"
+    )
     given = request.headers.get(CSRF_HEADER, "")
     if not given:
         raise auth.CsrfRefused(
-            f"a change through the admin API with a login session or HTTP Basic needs the {CSRF_HEADER} header, "
-            "holding the session's token (csrf_token of GET /api/v1/me); scripts can use "
-            "Authorization: Bearer with the admin token instead"
+            f"a change through the admin API with a login session or HTTP Basic needs the {CSRF_HEADER} header "
+            f"with the security token ({where}); scripts can send Authorization: Bearer with the admin token instead"
         )
     if not hmac.compare_digest(given.encode(), (await form_token(request, services)).encode()):
-        raise auth.CsrfRefused(
-            f"the {CSRF_HEADER} header does not hold this session's token; read it again from GET /api/v1/me"
-        )
+        raise auth.CsrfRefused(f"the {CSRF_HEADER} header does not hold the security token; read it again ({where})")
 
 
 Admin = Depends(require_admin)
