@@ -18,7 +18,7 @@ from e2e.test_widget import SETTLED_TIMEOUT_MS, TOKEN, register_site
 
 RLO = "\u202e"
 TERM = "grobblewort"  # invented, so that no shipped vocabulary knows it
-TEXT = f"They called the new neighbour a {TERM} in front of everyone."
+TEXT = f"They called the new neighbour a {TERM} {RLO}in front of everyone."  # the user's own override
 VOCABULARY = f"""# Written for this test: every string a curator writes, each with a right-to-left override in it.
 format: unerase-vocabulary/1
 language: en
@@ -33,7 +33,8 @@ issues:
 """
 
 # Text nodes with a U+202E under `root` that are not isolated: an isolate (computed unicode-bidi isolate or
-# plaintext) or a block around the string must hold that string and nothing else.
+# plaintext) or a block around the string must hold that string and nothing else, unless it is an element with
+# a dir attribute, which the pages give to a post's whole text (cut into pieces around its marked terms).
 UNISOLATED = """(root) => {
   const bad = [];
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
@@ -44,7 +45,7 @@ UNISOLATED = """(root) => {
     while (el && el !== root.parentElement) {
       const style = getComputedStyle(el);
       if (/isolate|plaintext/.test(style.unicodeBidi) || !style.display.startsWith("inline")) {
-        isolated = el.textContent === node.data;
+        isolated = el.textContent === node.data || el.hasAttribute("dir");
         break;
       }
       el = el.parentElement;

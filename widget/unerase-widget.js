@@ -389,7 +389,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     const s = ctx.s;
     doc.hits = doc.hits || [];
     doc.errors = doc.errors || [];
-    const quote = el("blockquote", doc.language ? { lang: doc.language } : {});
+    const quote = el("blockquote", doc.language ? { lang: doc.language, dir: "auto" } : { dir: "auto" });
     const foundTitle = el("h3", {}, s.found);
     const list = el("div", {});
     const explainTitle = el("h3", {}, s.explanation);
