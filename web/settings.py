@@ -73,7 +73,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         default=5_000_000,
         ge=0,
-        description="Largest request body accepted (JSON, forms), in bytes; batch uploads have max_upload_bytes.",
+        description="Largest request body accepted (JSON, forms), in bytes; file uploads have max_upload_bytes.",
     )
     max_batch_rows: int = Field(default=200_000, description="Most records one batch may hold.")
     batch_concurrency: int = Field(default=4, description="Records of batch jobs analysed at once.")
