@@ -222,6 +222,8 @@ def test_batch_uploads_keep_their_own_larger_limit(tmp_path: Path) -> None:
         data = b"text\n" + b"a perfectly ordinary sentence\n" * 10_000  # 300 kB: over the body limit, under uploads'
         accepted = api.post("/api/v1/batches", files={"file": ("records.csv", data)})
         assert accepted.status_code == 202, accepted.text
+        from_page = api.post("/batches", files={"file": ("records.csv", data)}, follow_redirects=False)
+        assert from_page.status_code == 303, from_page.text  # the upload form of the batches page too
         too_big = api.post("/api/v1/batches", files={"file": ("records.csv", data * 2)})
         assert too_big.status_code == 413 and "500,000 bytes" in too_big.json()["detail"]
         # far beyond the upload limit: refused as the body arrives, not after it was all spooled to disk
