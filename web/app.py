@@ -18,6 +18,8 @@ from engine.paths import PROJECT_ROOT
 from web import errors, evaluation_report
 from web.auth import current_session
 from web.batches import BatchWorker
+from web.bodylimit import BodyLimit, upload_routes
+from web.private import PrivateResponses
 from web.render import install_filters
 from web.routes import account, admin, analyses, batches, demo, quality, review, widget
 from web.routes import annotations as annotation_routes
@@ -82,6 +84,11 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
     app.include_router(evaluation_routes.router)
     errors.install(app)
 
+    app.add_middleware(PrivateResponses)
+    # bodies are counted as they arrive and refused past the limit, before anything parses them
+    uploads = upload_routes(app.routes)
+    limits = {"limit": settings.max_body_bytes, "upload_limit": settings.max_upload_bytes}
+    app.add_middleware(BodyLimit, **limits, uploads=uploads)
     app.add_middleware(SecurityHeaders)
     return app
 

@@ -70,6 +70,11 @@ class Settings(BaseSettings):
     threshold: float = Field(default=0.5, description="Decisions with lower confidence are deferred (needs_review).")
     max_text_chars: int = Field(default=20_000, description="Longest text accepted, in characters.")
     max_upload_bytes: int = Field(default=50_000_000, description="Largest batch upload accepted, in bytes.")
+    max_body_bytes: int = Field(
+        default=5_000_000,
+        ge=0,
+        description="Largest request body accepted (JSON, forms), in bytes; file uploads have max_upload_bytes.",
+    )
     max_batch_rows: int = Field(default=200_000, description="Most records one batch may hold.")
     batch_concurrency: int = Field(default=4, description="Records of batch jobs analysed at once.")
     batch_fallback_language: str = Field(

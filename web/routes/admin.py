@@ -35,6 +35,7 @@ from web.services import Services
 from web.sites import new_key, normalise_origin, parse_list, site_to_dict
 
 router = APIRouter(tags=["admin"])
+CSRF_HEADER = "X-CSRF-Token"
 log = logging.getLogger("unerase.admin")
 
 
@@ -43,12 +44,13 @@ TOKEN_PAGE = "/admin/token"
 
 async def require_admin(request: Request, services: ServicesDep) -> None:
     signed_in = await auth.current_session(request)
-    if signed_in is not None and signed_in.is_admin:
-        return
     header = request.headers.get("authorization", "")
     path = request.url.path
     if signed_in is None and not header and not path.startswith("/api/") and path != TOKEN_PAGE:
         raise auth.LoginRequired(request)  # a 303 to /login?next=this page
+    if signed_in is not None and signed_in.is_admin and not header.startswith("Bearer "):
+        await check_api_csrf(request, services)
+        return
     if signed_in is not None and not header:
         raise auth.Forbidden(f"this needs an admin account; '{signed_in.user.username}' is a {signed_in.user.role}")
     token = services.settings.admin_token
@@ -67,6 +69,31 @@ async def require_admin(request: Request, services: ServicesDep) -> None:
             given = ""
     if not given or not hmac.compare_digest(given.encode(), token.encode()):
         raise Unauthorized("this needs the admin token (HTTP Basic password, or Authorization: Bearer TOKEN)")
+    if not header.startswith("Bearer "):
+        await check_api_csrf(request, services)
+
+
+async def check_api_csrf(request: Request, services: Services) -> None:
+    """A change through the admin API authenticated by what a browser sends on its own, the session cookie or
+    remembered HTTP Basic credentials, must also carry the form token in X-CSRF-Token: another site can make the
+    browser send the credentials, but it cannot read the token. A bearer token is never sent on its own.
+    The pages' forms carry the same token in a field instead (check_csrf below)."""
+    if not request.url.path.startswith("/api/") or request.method in ("GET", "HEAD", "OPTIONS"):
+        return
+    signed_in = await auth.current_session(request)
+    where = (
+        "csrf_token of GET /api/v1/me"
+        if signed_in is not None and signed_in.is_admin
+        else "the csrf field of the forms on /admin/sites"
+    )
+    given = request.headers.get(CSRF_HEADER, "")
+    if not given:
+        raise auth.CsrfRefused(
+            f"a change through the admin API with a login session or HTTP Basic needs the {CSRF_HEADER} header "
+            f"with the security token ({where}); scripts can send Authorization: Bearer with the admin token instead"
+        )
+    if not hmac.compare_digest(given.encode(), (await form_token(request, services)).encode()):
+        raise auth.CsrfRefused(f"the {CSRF_HEADER} header does not hold the security token; read it again ({where})")
 
 
 Admin = Depends(require_admin)
