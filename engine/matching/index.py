@@ -20,11 +20,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.text.lemmatizer import Lemmatizer
-from engine.text.normalize import fold
+from engine.text.normalize import fold, strip_marks
 from engine.text.tokenizer import RegexTokenizer
 from engine.vocabulary.model import Issue, Term, Vocabulary
 
 MAX_KEY_COMBINATIONS = 16
+
+
+def inflection_stem(word: str) -> str:
+    """What a text word must begin with to count as an inflection of the folded term word `word`
+    when `word` is not its own lemma: all but an ending of at most two letters, and at least four
+    letters (or the whole of a shorter word).
+
+    A lemma key stands for the whole paradigm of the lemma, which is right for a term listed as
+    a lemma (cripple: cripples, crippled) but not for one listed as a derived or inflected form:
+    "flaming" has the lemma "flame", and without this "flame retardant" would be a hit.
+    """
+    word = strip_marks(word)  # German plural umlauts: Irrenärzte admits Irrenarzt
+    return word[: max(len(word) - 2, min(len(word), 4))]
 
 
 @dataclass(slots=True)
@@ -76,6 +89,15 @@ class LanguageIndex:
     max_term_tokens: int
     issues: dict[str, Issue]
     cache_hit: bool = False
+    # term id -> per token, the stem a text word must begin with (see `inflection_stem`), or ""
+    # where any word with the token's keys will do; only terms with at least one stem are listed
+    stems: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def admits(self, term: Term, position: int, folded_word: str) -> bool:
+        """Whether a text word (folded) that reached token `position` of `term` by its keys is
+        that token's listed form or an inflection of it."""
+        stems = self.stems.get(term.id)
+        return stems is None or strip_marks(folded_word).startswith(stems[position])
 
 
 @dataclass(frozen=True)
@@ -150,10 +172,21 @@ def build_index(
     single_terms: dict[str, list[Term]] = defaultdict(list)
     forms_by_length: dict[int, list[tuple[str, Term]]] = defaultdict(list)
     max_tokens = 1
+    stems: dict[str, tuple[str, ...]] = {}
+    words = RegexTokenizer().words
     for term in vocabulary.terms(language):
         per_token = token_keys.get(term.id) or []
         if not per_token or not all(per_token):
             continue  # a literal with no word characters cannot be matched
+        folded_words = [fold(word, language) for word in words(term.literal)]
+        if len(folded_words) == len(per_token):
+            # the lemma key comes first; a word that is not its own lemma only admits its inflections
+            term_stems = tuple(
+                inflection_stem(word) if keys[0] != word else ""
+                for word, keys in zip(folded_words, per_token, strict=True)
+            )
+            if any(term_stems):
+                stems[term.id] = term_stems
         max_tokens = max(max_tokens, len(per_token))
         for keys in per_token:
             all_keys.update(keys)
@@ -178,4 +211,5 @@ def build_index(
         max_term_tokens=max_tokens,
         issues={issue.id: issue for issue in vocabulary.issues if issue.language == language},
         cache_hit=cache_hit,
+        stems=stems,
     )

@@ -111,12 +111,17 @@ class Matcher:
         self._lookups[surface] = found
         return found
 
-    def _single(self, keys: tuple[str, ...]) -> tuple[Term, ...]:
+    def _single(self, keys: tuple[str, ...], word: str) -> tuple[Term, ...]:
+        """One-word terms reached by a word's keys, of which the word is a form (see `admits`)."""
         terms: list[Term] = []
+        folded: str | None = None
         for key in keys:
             for term in self.index.single_terms.get(key, ()):
                 if term not in terms:
-                    terms.append(term)
+                    if folded is None:
+                        folded = fold(word, self.language)
+                    if self.index.admits(term, 0, folded):
+                        terms.append(term)
         return tuple(terms)
 
     def _compound_parts(self, surface: str) -> tuple[Candidate, ...]:
@@ -127,7 +132,8 @@ class Matcher:
             return ()
         parts = []
         for start, end in self.splitter.split(surface, self.language):
-            terms = self._single(tuple(k for k in self.index.key_maker(surface[start:end]) if k in self.index.keys))
+            part = surface[start:end]
+            terms = self._single(tuple(k for k in self.index.key_maker(part) if k in self.index.keys), part)
             if terms:
                 parts.append(Candidate(start, end, terms))
         return tuple(parts)
@@ -154,7 +160,7 @@ class Matcher:
                     result = (terms, reading, True)
                     break
                 continue
-            terms = self._single(tuple(k for k in self.index.key_maker(reading) if k in self.index.keys))
+            terms = self._single(tuple(k for k in self.index.key_maker(reading) if k in self.index.keys), reading)
             if terms:
                 result = (terms, reading, False)
                 break
@@ -177,6 +183,7 @@ class Matcher:
         cached, compute = self._lookups.get, self._lookup
         lookups = [cached(t.text) or compute(t.text) for t in tokens]
         root = self.index.root
+        stems = self.index.stems
         for i in [i for i, lookup in enumerate(lookups) if lookup is not _NOTHING]:
             token, lookup = tokens[i], lookups[i]
             for part in lookup.parts:
@@ -191,6 +198,8 @@ class Matcher:
             j = i
             while frontier:
                 terms = [t for node in frontier for t in node.terms]
+                if terms and stems:
+                    terms = [t for t in terms if self._admitted(t, tokens, i, j)]
                 if terms:
                     found.append(Candidate(token.start, tokens[j].end, tuple(dict.fromkeys(terms))))
                 j += 1
@@ -209,6 +218,13 @@ class Matcher:
                         )
                     )
         return found
+
+    def _admitted(self, term: Term, tokens: Sequence[Token], first: int, last: int) -> bool:
+        if term.id not in self.index.stems:
+            return True
+        return all(
+            self.index.admits(term, p, fold(tokens[first + p].text, self.language)) for p in range(last - first + 1)
+        )
 
     def find(self, text: str) -> list[Hit]:
         tokens = self.tokenizer.tokenize(text)
