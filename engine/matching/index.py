@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from engine.text.tokenizer import RegexTokenizer
 from engine.vocabulary.model import Issue, Term, Vocabulary
 
 MAX_KEY_COMBINATIONS = 16
+_HYPHENATED_RE = re.compile(r"\w+(?:[-‐‑]\w+)+")
 
 
 def inflection_stem(word: str) -> str:
@@ -89,6 +91,8 @@ class LanguageIndex:
     max_term_tokens: int
     issues: dict[str, Issue]
     cache_hit: bool = False
+    # folded one-word spellings of hyphenated terms (islamo-gauchiste -> islamogauchiste)
+    joined: dict[str, list[Term]] = field(default_factory=dict)
     # term id -> per token, the stem a text word must begin with (see `inflection_stem`), or ""
     # where any word with the token's keys will do; only terms with at least one stem are listed
     stems: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -173,6 +177,7 @@ def build_index(
     forms_by_length: dict[int, list[tuple[str, Term]]] = defaultdict(list)
     max_tokens = 1
     stems: dict[str, tuple[str, ...]] = {}
+    joined: dict[str, list[Term]] = defaultdict(list)
     words = RegexTokenizer().words
     for term in vocabulary.terms(language):
         per_token = token_keys.get(term.id) or []
@@ -196,6 +201,8 @@ def build_index(
                 node = node.children.setdefault(key, TrieNode())
             if term not in node.terms:
                 node.terms.append(term)
+        if len(per_token) > 1 and _HYPHENATED_RE.fullmatch(term.literal):
+            joined["".join(folded_words)].append(term)
         if len(per_token) == 1:
             for key in per_token[0]:
                 single_terms[key].append(term)
@@ -212,4 +219,5 @@ def build_index(
         issues={issue.id: issue for issue in vocabulary.issues if issue.language == language},
         cache_hit=cache_hit,
         stems=stems,
+        joined={form: terms for form, terms in joined.items() if form not in all_keys},
     )

@@ -33,6 +33,15 @@ from engine.vocabulary.model import Term
 # What may stand between the words of a multi-word term.
 _JOINER_RE = re.compile(rf"[\s\-‐‑'’{INVISIBLE}]{{1,3}}")
 CACHE_LIMIT = 200_000
+# Spelling variants are looked for only in words at least this long, and only one edit away.
+VARIANT_MIN_LENGTH = 9
+_HYPHEN_PAIR_RE = re.compile(r"(?<![\w\-‐‑])(\w+)[\-‐‑](\w+)(?![\w\-‐‑])")
+# Endings a vocabulary form may carry at the end of a compound or a word (Buschneger-n,
+# roodhuid-en); the empty ending first, so an exact fit is preferred.
+INFLECTION_ENDINGS: dict[str, tuple[str, ...]] = {
+    "de": ("", "n", "en", "e", "s", "es", "er", "ern", "em", "in", "innen"),
+    "nl": ("", "s", "en", "e", "n", "'s", "en", "in", "innen", "es"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +52,7 @@ class Candidate:
     obfuscated: bool = False
     reading: str | None = None  # the decoded form, for disguised spellings
     masked: bool = False
+    variant: bool = False  # a spelling or hyphenation variant of a listed form
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +114,7 @@ class Matcher:
         keys = tuple(k for k in self.index.key_maker(surface) if k in self.index.keys)
         parts: tuple[Candidate, ...] = ()
         if not keys:
-            parts = self._compound_parts(surface) or self._repeated(surface)
+            parts = self._compound_parts(surface) or self._repeated(surface) or self._variant(surface)
         found = Lookup(keys, parts) if keys or parts else _NOTHING
         if len(self._lookups) >= CACHE_LIMIT:
             self._lookups.clear()  # bounded memory on endless streams of new words
@@ -125,18 +135,95 @@ class Matcher:
         return tuple(terms)
 
     def _compound_parts(self, surface: str) -> tuple[Candidate, ...]:
+        """Vocabulary words inside a compound, with offsets relative to the token.
+
+        Three readings, the longest of which wins when they overlap (`resolve_overlaps`):
+        each part the splitter finds (Zigeuner|schnitzel); a longer vocabulary form that starts
+        and ends at part boundaries, perhaps with an inflectional ending (Busch|neger|dorf holds
+        Buschneger, not only Neger; Buschnegern); the whole word with its last part reduced to
+        its lemma (rood|huiden -> roodhuid, Mohren|köpfe -> Mohrenkopf).
+        """
         if self.splitter is None or self._inside is None or len(surface) < 6:
             return ()
         folded = fold(surface, self.language)
-        if next(self._inside.iter(folded), None) is None:
+        inside = list(self._inside.iter(folded))
+        if not inside:
             return ()
+        spans = self.splitter.split(surface, self.language)
         parts = []
-        for start, end in self.splitter.split(surface, self.language):
+        for start, end in spans:
             part = surface[start:end]
             terms = self._single(tuple(k for k in self.index.key_maker(part) if k in self.index.keys), part)
             if terms:
                 parts.append(Candidate(start, end, terms))
+        if len(folded) == len(surface):  # offsets of the folded form are those of the surface
+            parts.extend(self._aligned_forms(surface, inside, spans))
+        if spans:
+            parts.extend(self._inflected_head(surface, folded, spans[-1][0]))
         return tuple(parts)
+
+    def _aligned_forms(
+        self, surface: str, inside: list[tuple[int, str]], spans: tuple[tuple[int, int], ...]
+    ) -> list[Candidate]:
+        starts = {0, *(start for start, _ in spans)}
+        ends = {len(surface), *(end for _, end in spans)}
+        endings = INFLECTION_ENDINGS.get(self.language, ("",))
+        found = []
+        for last, form in inside:
+            start, end = last - len(form) + 1, last + 1
+            if start not in starts:
+                continue
+            stop = next(
+                (end + len(e) for e in endings if end + len(e) in ends and surface[end : end + len(e)] == e), None
+            )
+            if stop is None:
+                continue
+            terms = self._single((form,), surface[start:end])
+            if terms:
+                found.append(Candidate(start, stop, terms))
+        return found
+
+    def _inflected_head(self, surface: str, folded: str, head: int) -> list[Candidate]:
+        if len(folded) != len(surface):
+            return []
+        stem = folded[:head]
+        for key in self.index.key_maker(surface[head:]):
+            whole = stem + key
+            if whole != folded and whole in self.index.keys:
+                terms = self._single((whole,), whole)
+                if terms:
+                    return [Candidate(0, len(surface), terms)]
+        return []
+
+    def _variant(self, surface: str) -> tuple[Candidate, ...]:
+        """A listed one-word form closed up (islamogauchiste for islamo-gauchiste) or, for long
+        words the dictionary does not know, within one edit of a long listed form (transexual,
+        transsexual). Short words never: one letter turns too many short words into others."""
+        folded = fold(surface, self.language)
+        terms: tuple[Term, ...] = tuple(self.index.joined.get(folded, ()))
+        if not terms and len(folded) >= VARIANT_MIN_LENGTH and folded.isalpha():
+            if self.index.key_maker.lemmatizer.is_known(surface, self.language):
+                return ()
+            terms = tuple(
+                term
+                for size in (len(folded) - 1, len(folded), len(folded) + 1)
+                for form, term in self.index.forms_by_length.get(size, ())
+                if form[0] == folded[0]
+                and len(form) >= VARIANT_MIN_LENGTH
+                and Levenshtein.distance(folded, form, score_cutoff=1) <= 1
+            )
+        return (Candidate(0, len(surface), terms, variant=True),) if terms else ()
+
+    def _hyphenated(self, text: str) -> list[Candidate]:
+        """Two words joined by a hyphen that together are a listed one-word form (Muzul-Vrouw)."""
+        found = []
+        for match in _HYPHEN_PAIR_RE.finditer(text):
+            closed = match.group(1) + match.group(2)
+            lookup = self._lookups.get(closed) or self._lookup(closed)
+            terms = self._single(lookup.keys, closed) if lookup.keys else ()
+            if terms:
+                found.append(Candidate(match.start(), match.end(), terms, variant=True))
+        return found
 
     def _repeated(self, surface: str) -> tuple[Candidate, ...]:
         if not self.obfuscation:
@@ -189,7 +276,12 @@ class Matcher:
             for part in lookup.parts:
                 found.append(
                     Candidate(
-                        token.start + part.start, token.start + part.end, part.terms, part.obfuscated, part.reading
+                        token.start + part.start,
+                        token.start + part.end,
+                        part.terms,
+                        part.obfuscated,
+                        part.reading,
+                        variant=part.variant,
                     )
                 )
             if not lookup.keys:
@@ -207,6 +299,8 @@ class Matcher:
                     break
                 next_keys = lookups[j].keys
                 frontier = [node.children[k] for node in frontier for k in next_keys if k in node.children]
+        if "-" in text or "‐" in text or "‑" in text:
+            found.extend(self._hyphenated(text))
         if self.obfuscation:
             for disguised in find_disguised(text):
                 resolved = self._resolve_readings(disguised.readings)
@@ -246,6 +340,7 @@ class Matcher:
                     issue=self.index.issues[term.issue_id],
                     obfuscated=cand.obfuscated,
                     candidates=(term.literal, *others) if others else (),
+                    variant=cand.variant,
                 )
             )
         return hits
@@ -272,8 +367,8 @@ def _token_at(starts: list[int], position: int) -> int | None:
 
 
 def resolve_overlaps(candidates: list[Candidate]) -> list[Candidate]:
-    """Longest first; at equal length plain matches beat disguised ones, then earlier ones."""
-    ordered = sorted(candidates, key=lambda c: (-(c.end - c.start), c.obfuscated, c.start))
+    """Longest first; at equal length listed forms beat disguised ones and variants, then earlier ones."""
+    ordered = sorted(candidates, key=lambda c: (-(c.end - c.start), c.obfuscated, c.variant, c.start))
     starts: list[int] = []  # of the intervals taken so far, kept sorted; they never overlap
     ends: list[int] = []
     chosen: list[Candidate] = []
