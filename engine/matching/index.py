@@ -26,6 +26,8 @@ from engine.text.tokenizer import RegexTokenizer
 from engine.vocabulary.model import Issue, Term, Vocabulary
 
 MAX_KEY_COMBINATIONS = 16
+# Raised whenever KeyMaker computes other keys, so disk caches of the old keys are not read.
+KEY_SCHEME = 2
 _HYPHENATED_RE = re.compile(r"\w+(?:[-‐‑]\w+)+")
 
 
@@ -74,6 +76,11 @@ class KeyMaker:
         if language == "de" and token[:1].islower():
             # German nouns are capitalized; a lowercased noun ("zigeunern") is unknown otherwise.
             keys.append(fold(self.lemmatizer.lemmatize(token.capitalize(), language), language))
+        elif language == "de" and token[:1].isupper() and not token.isupper():
+            # An adjective capitalized at the start of a term or a sentence ("Geistige
+            # Behinderung", "Diebische Zigeuner") is read as a noun; its lower-case lemma
+            # ("geistig") is what the inflected forms in running text ("geistiger") reach.
+            keys.append(fold(self.lemmatizer.lemmatize(token.lower(), language), language))
         alias = self.aliases.get(folded)
         if alias is not None:
             keys.append(alias)
@@ -139,7 +146,8 @@ def load_keys(
     """Compiled keys, read from the disk cache when present; returns (keys, cache_hit)."""
     path = None
     if cache_dir is not None:
-        path = cache_dir / f"keys-{vocabulary.version}-{language}-{lemmatizer.id}.json".replace("/", "_")
+        name = f"keys-v{KEY_SCHEME}-{vocabulary.version}-{language}-{lemmatizer.id}.json"
+        path = cache_dir / name.replace("/", "_")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return CompiledKeys(data["terms"], data["aliases"]), True

@@ -33,6 +33,30 @@ from engine.vocabulary.model import Term
 # What may stand between the words of a multi-word term.
 _JOINER_RE = re.compile(rf"[\s\-‐‑'’{INVISIBLE}]{{1,3}}")
 CACHE_LIMIT = 200_000
+# Regular verb endings (folded) and the infinitive endings they replace, for verb terms the
+# lemmatizer does not know; longer endings first.
+_FR_ER = ("er",)
+VERB_ENDINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "en": (("ing", ("", "e")), ("ed", ("", "e")), ("es", ("", "e")), ("s", ("",)), ("d", ("",))),
+    "fr": tuple(
+        (e, _FR_ER) for e in "erent eront aient erait erais ees ent ons ait ais ant era ee es ez ai e a".split()
+    )
+    + tuple((e, ("ir",)) for e in ("issent", "issant", "issait", "ies", "ie", "is", "it", "i")),
+    "de": tuple(
+        (e, ("en", "n")) for e in ("enden", "ender", "endes", "endem", "ende", "end", "eten", "test", "ten", "tet")
+    )
+    + tuple((e, ("en", "n")) for e in ("te", "st", "et", "en", "t", "e")),
+    "nl": tuple((e, ("en",)) for e in ("ende", "end", "ten", "den", "te", "de", "en", "t", "d")),
+    "it": tuple(
+        (e, ("are",)) for e in ("avano", "iamo", "ando", "ano", "ato", "ata", "ati", "ate", "ava", "o", "i", "a")
+    )
+    + tuple((e, ("ire",)) for e in ("iscono", "isce", "ito", "ita", "iti", "ite")),
+    "pt": tuple(
+        (e, ("ar",)) for e in ("aram", "amos", "ados", "adas", "ando", "avam", "ado", "ada", "ava", "as", "am", "ou")
+    )
+    + tuple((e, ("ar",)) for e in ("ei", "o", "a"))
+    + tuple((e, ("er", "ir")) for e in ("idos", "idas", "ido", "ida")),
+}
 # Spelling variants are looked for only in words at least this long, and only one edit away.
 VARIANT_MIN_LENGTH = 9
 _HYPHEN_PAIR_RE = re.compile(r"(?<![\w\-‐‑])(\w+)[\-‐‑](\w+)(?![\w\-‐‑])")
@@ -114,7 +138,12 @@ class Matcher:
         keys = tuple(k for k in self.index.key_maker(surface) if k in self.index.keys)
         parts: tuple[Candidate, ...] = ()
         if not keys:
-            parts = self._compound_parts(surface) or self._repeated(surface) or self._variant(surface)
+            parts = (
+                self._verb_form(surface)
+                or self._compound_parts(surface)
+                or self._repeated(surface)
+                or self._variant(surface)
+            )
         found = Lookup(keys, parts) if keys or parts else _NOTHING
         if len(self._lookups) >= CACHE_LIMIT:
             self._lookups.clear()  # bounded memory on endless streams of new words
@@ -194,6 +223,34 @@ class Matcher:
                 if terms:
                     return [Candidate(0, len(surface), terms)]
         return []
+
+    def _verb_form(self, surface: str) -> tuple[Candidate, ...]:
+        """An inflected form or participle of a verb term the lemmatizer does not know (French
+        enjuivé, enjuivait for enjuiver): regular endings replaced by the infinitive's, and the
+        participle prefix ge- of German and Dutch taken off. Only terms listed as that
+        infinitive are reached, so a noun term never gains verb forms."""
+        endings = VERB_ENDINGS.get(self.language)
+        if endings is None:
+            return ()
+        folded = fold(surface, self.language)
+        stems = [folded, folded[2:]] if self.language in ("de", "nl") and folded.startswith("ge") else [folded]
+        for stem in stems:
+            for ending, infinitives in endings:
+                if not stem.endswith(ending) or len(stem) - len(ending) < 3:
+                    continue
+                base = stem[: len(stem) - len(ending)] if ending else stem
+                bases = [base, base[:-1]] if len(base) > 3 and base[-1] == base[-2] else [base]  # gypp-ed
+                for root in bases:
+                    for infinitive in infinitives:
+                        key = root + infinitive
+                        if key == folded:
+                            continue
+                        terms = tuple(
+                            t for t in self.index.single_terms.get(key, ()) if fold(t.literal, self.language) == key
+                        )
+                        if terms:
+                            return (Candidate(0, len(surface), terms),)
+        return ()
 
     def _variant(self, surface: str) -> tuple[Candidate, ...]:
         """A listed one-word form closed up (islamogauchiste for islamo-gauchiste) or, for long
