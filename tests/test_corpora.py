@@ -18,7 +18,18 @@ from engine.paths import shipped_vocabularies
 from engine.vocabulary.loader import load_vocabulary
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
-KINDS = {"hateful", "neutral", "quoted", "reclaimed", "counter-speech", "name", "obfuscated", "compound"}
+KINDS = {
+    "hateful",
+    "neutral",
+    "quoted",
+    "reclaimed",
+    "counter-speech",
+    "name",
+    "obfuscated",
+    "compound",
+    "title",
+    "form",
+}
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,7 @@ class Expected:
     start: int
     end: int
     status: str | None
+    variant: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,9 @@ def _expected(text: str, where: str, hit: dict[str, object]) -> Expected:
         if start < 0:
             raise AssertionError(f"{where}: surface {surface!r} (occurrence {occurrence}) is not in the text")
     status = hit.get("status")
-    return Expected(str(hit["issue"]), start, start + len(surface), str(status) if status else None)
+    return Expected(
+        str(hit["issue"]), start, start + len(surface), str(status) if status else None, bool(hit.get("variant"))
+    )
 
 
 def load_corpora() -> list[Sentence]:
@@ -87,6 +101,12 @@ def test_corpus_sentence(sentence: Sentence) -> None:
             f"({sentence.text[expected.start : expected.end]!r}); found "
             f"{[(h.issue.id, h.surface, h.start, h.end) for h in hits]}"
         )
+    variants = {(h.issue.id, h.start, h.end) for h in hits if h.variant}
+    for expected in sentence.hits:
+        if expected.variant:
+            assert (expected.issue, expected.start, expected.end) in variants, (
+                f"{sentence.where}: {sentence.text[expected.start : expected.end]!r} is not marked as a variant"
+            )
     wanted = {(e.issue, e.start, e.end) for e in sentence.hits}
     extra = [h for h in hits if (h.issue.id, h.start, h.end) not in wanted]
     if sentence.kind == "name":

@@ -100,15 +100,21 @@ class LanguageIndex:
     cache_hit: bool = False
     # folded one-word spellings of hyphenated terms (islamo-gauchiste -> islamogauchiste)
     joined: dict[str, list[Term]] = field(default_factory=dict)
-    # term id -> per token, the stem a text word must begin with (see `inflection_stem`), or ""
-    # where any word with the token's keys will do; only terms with at least one stem are listed
-    stems: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # term id -> per token, the stem a text word must begin with (see `inflection_stem`), or
+    # None where any word with the token's keys will do; only terms with a stem are listed
+    stems: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
 
     def admits(self, term: Term, position: int, folded_word: str) -> bool:
         """Whether a text word (folded) that reached token `position` of `term` by its keys is
-        that token's listed form or an inflection of it."""
+        that token's listed form or an inflection of it. The lemma itself counts when it is one
+        (negers admits neger, aleijadas admits aleijado: curators often list only the forms that
+        do not collide with other words); a lemma that is another word's base does not (flame
+        for flaming), because it does not begin with the listed form's stem."""
         stems = self.stems.get(term.id)
-        return stems is None or strip_marks(folded_word).startswith(stems[position])
+        if stems is None:
+            return True
+        stem = stems[position]
+        return stem is None or strip_marks(folded_word).startswith(stem)
 
 
 @dataclass(frozen=True)
@@ -184,7 +190,7 @@ def build_index(
     single_terms: dict[str, list[Term]] = defaultdict(list)
     forms_by_length: dict[int, list[tuple[str, Term]]] = defaultdict(list)
     max_tokens = 1
-    stems: dict[str, tuple[str, ...]] = {}
+    stems: dict[str, tuple[str | None, ...]] = {}
     joined: dict[str, list[Term]] = defaultdict(list)
     words = RegexTokenizer().words
     for term in vocabulary.terms(language):
@@ -195,7 +201,7 @@ def build_index(
         if len(folded_words) == len(per_token):
             # the lemma key comes first; a word that is not its own lemma only admits its inflections
             term_stems = tuple(
-                inflection_stem(word) if keys[0] != word else ""
+                inflection_stem(word) if keys[0] != word else None
                 for word, keys in zip(folded_words, per_token, strict=True)
             )
             if any(term_stems):
