@@ -230,8 +230,8 @@ class Matcher:
         participle prefix ge- of German and Dutch taken off. Only terms listed as that
         infinitive are reached, so a noun term never gains verb forms."""
         endings = VERB_ENDINGS.get(self.language)
-        if endings is None:
-            return ()
+        if endings is None or self.index.key_maker.lemmatizer.is_known(surface, self.language):
+            return ()  # a word the dictionary knows is its own word (French juives is not juiver)
         folded = fold(surface, self.language)
         stems = [folded, folded[2:]] if self.language in ("de", "nl") and folded.startswith("ge") else [folded]
         for stem in stems:

@@ -27,7 +27,7 @@ NAME_MARKERS: frozenset[str] = frozenset(
     sra srta senhor senhora dom dona doutor doutora rua avenida praça são κ κα κος κυρ κύριος κυρία
     κύριε οδός οδό πλατεία άγιος αγίου αγία
     coach senator mayor minister judge captain colonel sergeant bishop reverend rev uncle aunt
-    maire ministre juge capitaine abbé père sœur frère oncle tante maître
+    maire ministre juge capitaine abbé père sœur frère oncle tante maître mademoiselle
     bürgermeister richter pfarrer onkel trainer familie
     wethouder burgemeester dominee pastoor oom
     sindaco ministro giudice capitano zio zia allenatore
