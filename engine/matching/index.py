@@ -31,6 +31,30 @@ KEY_SCHEME = 2
 _HYPHENATED_RE = re.compile(r"\w+(?:[-‐‑]\w+)+")
 
 
+# Gender and number endings of adjectives in languages where the lemmatizer may give each
+# gender its own lemma (Italian clandestina / clandestino); folded, longest first.
+AGREEMENT_ENDINGS: dict[str, tuple[str, ...]] = {
+    "it": ("i", "e", "o", "a"),
+    "pt": ("os", "as", "es", "o", "a", "e"),
+    "fr": ("es", "e", "s"),
+    "el": ("ους", "ων", "ου", "ος", "οι", "ες", "ης", "η", "ο", "α", "ε"),
+}
+
+
+def agreement_key(folded_word: str, language: str) -> str | None:
+    """A key shared by the gender and number forms of a word (clandestine, clandestino ->
+    ~clandestin), used only for the words after the first of a multi-word term, so that an
+    inflected modifier still continues a match the first word started ("immigrate clandestine"
+    for "immigrato clandestino") without letting such loose keys start matches of their own."""
+    endings = AGREEMENT_ENDINGS.get(language)
+    if endings is None or len(folded_word) < 4:
+        return None
+    for ending in endings:
+        if folded_word.endswith(ending) and len(folded_word) - len(ending) >= 4:
+            return "~" + folded_word[: -len(ending)]
+    return "~" + folded_word
+
+
 def inflection_stem(word: str) -> str:
     """What a text word must begin with to count as an inflection of the folded term word `word`
     when `word` is not its own lemma: all but an ending of at most two letters, and at least four
@@ -209,7 +233,14 @@ def build_index(
         max_tokens = max(max_tokens, len(per_token))
         for keys in per_token:
             all_keys.update(keys)
-        for path in itertools.islice(itertools.product(*per_token), MAX_KEY_COMBINATIONS):
+        paths = per_token
+        if len(per_token) > 1 and language in AGREEMENT_ENDINGS and len(folded_words) == len(per_token):
+            agreement = [agreement_key(word, language) for word in folded_words]
+            paths = [
+                per_token[0],
+                *([*keys, key] if key else keys for keys, key in zip(per_token[1:], agreement[1:], strict=True)),
+            ]
+        for path in itertools.islice(itertools.product(*paths), MAX_KEY_COMBINATIONS):
             node = root
             for key in path:
                 node = node.children.setdefault(key, TrieNode())

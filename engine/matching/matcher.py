@@ -22,7 +22,7 @@ import ahocorasick
 from rapidfuzz.distance import Levenshtein
 
 from engine.hits import Hit
-from engine.matching.index import LanguageIndex, TrieNode
+from engine.matching.index import AGREEMENT_ENDINGS, LanguageIndex, TrieNode, agreement_key
 from engine.matching.obfuscation import collapse_repeats, find_disguised, mask_matches
 from engine.text.compounds import COMPOUND_LANGUAGES, CompoundSplitter
 from engine.text.names import NameFilter, Span
@@ -230,9 +230,15 @@ class Matcher:
         participle prefix ge- of German and Dutch taken off. Only terms listed as that
         infinitive are reached, so a noun term never gains verb forms."""
         endings = VERB_ENDINGS.get(self.language)
-        if endings is None or self.index.key_maker.lemmatizer.is_known(surface, self.language):
-            return ()  # a word the dictionary knows is its own word (French juives is not juiver)
+        if endings is None:
+            return ()
         folded = fold(surface, self.language)
+        lemmatizer = self.index.key_maker.lemmatizer
+        if (
+            lemmatizer.is_known(surface, self.language)
+            and fold(lemmatizer.lemmatize(surface, self.language), self.language) != folded
+        ):
+            return ()  # the dictionary knows it as a form of another word (French juives: juif, not juiver)
         stems = [folded, folded[2:]] if self.language in ("de", "nl") and folded.startswith("ge") else [folded]
         for stem in stems:
             for ending, infinitives in endings:
@@ -328,6 +334,7 @@ class Matcher:
         lookups = [cached(t.text) or compute(t.text) for t in tokens]
         root = self.index.root
         stems = self.index.stems
+        agreeing = self.language in AGREEMENT_ENDINGS
         for i in [i for i, lookup in enumerate(lookups) if lookup is not _NOTHING]:
             token, lookup = tokens[i], lookups[i]
             for part in lookup.parts:
@@ -355,6 +362,10 @@ class Matcher:
                 if j >= len(tokens) or not _JOINER_RE.fullmatch(text, tokens[j - 1].end, tokens[j].start):
                     break
                 next_keys = lookups[j].keys
+                if agreeing:
+                    key = agreement_key(fold(tokens[j].text, self.language), self.language)
+                    if key is not None:
+                        next_keys = (*next_keys, key)
                 frontier = [node.children[k] for node in frontier for k in next_keys if k in node.children]
         if "-" in text or "‐" in text or "‑" in text:
             found.extend(self._hyphenated(text))

@@ -57,6 +57,7 @@ piet pim ria rutger ruud sander sanne sjoerd stijn teun thijs tineke wendy wim w
 """
 
 _IT = """
+ada aldo bruno dino franco gino guido renato sandro ugo livia ornella rita
 alessandra alessandro alessia andrea angelo anna antonella antonio barbara beatrice carlo carla
 caterina chiara claudio cristina daniele davide domenico elena elisa emanuele enrico enzo fabio
 federica federico filippo francesca francesco gabriele giacomo gianluca gianni giorgio giovanna

@@ -45,6 +45,20 @@ PLACE_WORDS: frozenset[str] = frozenset(
     """.split()
 )
 
+# Prepositions, articles and conjunctions of four letters or more that title case leaves in
+# lower case ("Famiglia di Ottentotti Davanti alla Capanna").
+TITLE_SMALL_WORDS: frozenset[str] = frozenset(
+    """
+    with from into onto over upon near that this than under after
+    dans avec pour sous chez vers entre sans selon
+    alla alle allo agli dalla dalle dallo dagli della delle dello degli nella nelle nello negli
+    sulla sulle sullo sugli sopra sotto senza come
+    voor naar door over onder tegen zonder
+    para pelo pela pelos pelas como sobre numa numas nuns entre
+    über unter ohne gegen durch beim
+    """.split()
+)
+
 # Languages that capitalize every noun: there a capital says nothing about names.
 NOUN_CAPITALIZING = frozenset({"de"})
 
@@ -127,7 +141,8 @@ def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: 
 
     The words judged are those of four letters or more outside the hit, after the first word of
     the stretch (capitalized in any style); short words are the articles and prepositions that
-    title case leaves in lower case. Three quarters capitalized is title case; in German, where
+    title case leaves in lower case (and longer ones listed in TITLE_SMALL_WORDS). Two thirds
+    capitalized is title case; in German, where
     nouns are capitalized anyway, only all caps counts.
     """
     start = first
@@ -143,13 +158,16 @@ def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: 
     judged = [
         tokens[i].text
         for i in range(start + 1, end + 1)
-        if not first <= i <= last and len(tokens[i].text) >= 4 and tokens[i].text[:1].isalpha()
+        if not first <= i <= last
+        and len(tokens[i].text) >= 4
+        and tokens[i].text[:1].isalpha()
+        and tokens[i].text.lower() not in TITLE_SMALL_WORDS
     ]
     if not judged:
         return False
     if language in NOUN_CAPITALIZING:  # nouns are capitalized anyway: only all caps is a style
-        return sum(word.isupper() for word in judged) * 4 >= len(judged) * 3
-    return sum(word[:1].isupper() for word in judged) * 4 >= len(judged) * 3
+        return sum(word.isupper() for word in judged) * 3 >= len(judged) * 2
+    return sum(word[:1].isupper() for word in judged) * 3 >= len(judged) * 2
 
 
 class HeuristicNameFilter:
