@@ -28,10 +28,10 @@ NAME_MARKERS: frozenset[str] = frozenset(
     κύριε οδός οδό πλατεία άγιος αγίου αγία
     coach senator mayor minister judge captain colonel sergeant bishop reverend rev uncle aunt
     maire ministre juge capitaine abbé père sœur frère oncle tante maître mademoiselle
-    bürgermeister richter pfarrer onkel trainer familie
+    bürgermeister bürgermeisterin richter richterin pfarrer pfarrerin onkel trainer trainerin familie
     wethouder burgemeester dominee pastoor oom
-    sindaco ministro giudice capitano zio zia allenatore
-    prefeito juiz capitão tio tia treinador
+    sindaco sindaca ministro ministra giudice capitano zio zia allenatore allenatrice
+    prefeito prefeita juiz juíza capitão tio tia treinador treinadora ministra
     δήμαρχος υπουργός παπάς θείος θεία
     """.split()
 )
@@ -243,7 +243,10 @@ class HeuristicNameFilter:
     def _named_without_capitals(
         self, text: str, tokens: Sequence[Token], first: int, last: int, before: Token | None, after: Token | None
     ) -> bool:
-        """Titles, honorifics, place words, given names and initials around the hit."""
+        """Titles, honorifics, place words, given names and initials around the hit, or the hit
+        itself a given name before a capitalized word (Ana Mouro, where Ana reads as anã)."""
+        if after is not None and _capitalized(after) and is_given_name(tokens[first].text) and first == last:
+            return True
         if before is not None and (
             before.text.lower() in NAME_MARKERS or is_given_name(before.text) or _initial(text, before)
         ):
