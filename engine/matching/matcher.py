@@ -61,10 +61,11 @@ VERB_ENDINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 VARIANT_MIN_LENGTH = 9
 _HYPHEN_PAIR_RE = re.compile(r"(?<![\w\-‐‑])(\w+)[\-‐‑](\w+)(?![\w\-‐‑])")
 # Endings a vocabulary form may carry at the end of a compound or a word (Buschneger-n,
-# roodhuid-en); the empty ending first, so an exact fit is preferred.
+# roodhuid-en, Dutch diminutives inboorling-etjes); the empty ending first, so an exact fit
+# is preferred.
 INFLECTION_ENDINGS: dict[str, tuple[str, ...]] = {
     "de": ("", "n", "en", "e", "s", "es", "er", "ern", "em", "in", "innen"),
-    "nl": ("", "s", "en", "e", "n", "'s", "en", "in", "innen", "es"),
+    "nl": ("", "s", "en", "e", "n", "'s", "in", "innen", "es", "je", "jes", "tje", "tjes", "etje", "etjes"),
 }
 
 
