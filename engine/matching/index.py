@@ -31,13 +31,16 @@ KEY_SCHEME = 2
 _HYPHENATED_RE = re.compile(r"\w+(?:[-‐‑]\w+)+")
 
 
-# Gender and number endings of adjectives in languages where the lemmatizer may give each
-# gender its own lemma (Italian clandestina / clandestino); folded, longest first.
+# Gender, number and case endings of adjectives, for languages where the lemmatizer may give
+# each gender its own lemma (Italian clandestina / clandestino) or not know an inflected form;
+# folded, longest first.
 AGREEMENT_ENDINGS: dict[str, tuple[str, ...]] = {
     "it": ("i", "e", "o", "a"),
     "pt": ("os", "as", "es", "o", "a", "e"),
     "fr": ("es", "e", "s"),
     "el": ("ους", "ων", "ου", "ος", "οι", "ες", "ης", "η", "ο", "α", "ε"),
+    "de": ("en", "er", "es", "em", "e"),  # for adjectives the dictionary lacks (versiffte)
+    "nl": ("e",),
 }
 
 

@@ -39,6 +39,7 @@ sébastien serge simone solange stéphane sylvie thierry valérie véronique vin
 """
 
 _DE = """
+oscar oskar
 andreas anja anke annette bernd birgit brigitte christa christian christina claudia dagmar daniela
 detlef dieter dirk doris elke erika felix florian franz friedrich gabriele georg gerd gerhard
 gisela gudrun günter günther hannelore hans hans-peter heike heinrich heinz helga helmut herbert

@@ -29,6 +29,7 @@ NAME_MARKERS: frozenset[str] = frozenset(
     coach senator mayor minister judge captain colonel sergeant bishop reverend rev uncle aunt
     maire ministre juge capitaine abbé père sœur frère oncle tante maître mademoiselle
     bürgermeister bürgermeisterin richter richterin pfarrer pfarrerin onkel trainer trainerin familie
+    herrn bischof
     wethouder burgemeester dominee pastoor oom
     sindaco sindaca ministro ministra giudice capitano zio zia allenatore allenatrice
     prefeito prefeita juiz juíza capitão tio tia treinador treinadora ministra
