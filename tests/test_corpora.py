@@ -124,3 +124,12 @@ def test_corpora_cover_every_language_and_kind() -> None:
         assert len(of_language) >= 60, f"{language}: {len(of_language)} sentences, at least 60 needed"
         kinds = {s.kind for s in of_language}
         assert kinds >= {"hateful", "neutral", "name", "obfuscated"}, f"{language}: kinds {sorted(kinds)}"
+
+
+def test_issue_15_corpora_cover_titles_names_and_forms_in_every_language() -> None:
+    """Title case and sentence starts, names, and word forms: the sentences of issue 15."""
+    needed = {"title": 30, "name": 20, "form": 20}
+    for language in ("en", "fr", "el", "de", "nl", "it", "pt"):
+        for kind, least in needed.items():
+            count = sum(1 for s in SENTENCES if s.language == language and s.kind == kind)
+            assert count >= least, f"{language}: {count} sentences of kind {kind!r}, at least {least} needed"

@@ -13,6 +13,8 @@ or under licences that do not fit (gender-guesser, 2016, GPL data), hence our ow
 
 from __future__ import annotations
 
+from engine.text.normalize import strip_marks
+
 _EN = """
 aaron adam alan albert alexander alfred alice alison amanda amelia amy andrew angela anna anne
 anthony arthur barbara benjamin bernard betty brian carol caroline catherine charles charlotte
@@ -90,6 +92,27 @@ GIVEN_NAMES: frozenset[str] = frozenset(
 )
 
 
+# Greek names are declined (Γιώργος, του Γιώργου, τον Γιώργο) and written without accents in
+# capitals: they are compared by their stem without accents.
+_GREEK_ENDINGS = ("ου", "οσ", "ησ", "ασ", "ο", "η", "α", "ε")  # after casefold: ς is σ
+
+
+def _greek_stem(word: str) -> str:
+    word = strip_marks(word.casefold())
+    for ending in _GREEK_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+_GREEK_STEMS: frozenset[str] = frozenset(_greek_stem(name) for name in _EL.split())
+
+
 def is_given_name(word: str) -> bool:
-    """A capitalized word that is a common given name (Marco, Andreas, Νίκος)."""
-    return word[:1].isupper() and word.casefold() in GIVEN_NAMES
+    """A capitalized word that is a common given name (Marco, Andreas, Νίκος, Γιώργου)."""
+    if not word[:1].isupper():
+        return False
+    folded = word.casefold()
+    if folded in GIVEN_NAMES:
+        return True
+    return "\u0370" <= folded[:1] <= "\u03ff" and _greek_stem(folded) in _GREEK_STEMS
