@@ -34,10 +34,12 @@ from engine.vocabulary.model import Term
 _JOINER_RE = re.compile(rf"[\s\-‐‑'’{INVISIBLE}]{{1,3}}")
 CACHE_LIMIT = 200_000
 # Regular verb endings (folded) and the infinitive endings they replace, for verb terms the
-# lemmatizer does not know; longer endings first.
+# lemmatizer does not know (in English, plural endings for nouns); longer endings first.
 _FR_ER = ("er",)
 VERB_ENDINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "en": (("ing", ("", "e")), ("ed", ("", "e")), ("es", ("", "e")), ("s", ("",)), ("d", ("",))),
+    # English: plurals only; the dictionary knows English verb forms, and -ed, -ing read off
+    # noun terms give words of their own (addicted is not addict)
+    "en": (("es", ("", "e")), ("s", ("",))),
     "fr": tuple(
         (e, _FR_ER) for e in "erent eront aient erait erais ees ent ons ait ais ant era ee es ez ai e a".split()
     )
@@ -139,11 +141,12 @@ class Matcher:
         keys = tuple(k for k in self.index.key_maker(surface) if k in self.index.keys)
         parts: tuple[Candidate, ...] = ()
         if not keys:
+            folded = fold(surface, self.language)
             parts = (
-                self._verb_form(surface)
-                or self._compound_parts(surface)
+                self._verb_form(surface, folded)
+                or self._compound_parts(surface, folded)
                 or self._repeated(surface)
-                or self._variant(surface)
+                or self._variant(surface, folded)
             )
         found = Lookup(keys, parts) if keys or parts else _NOTHING
         if len(self._lookups) >= CACHE_LIMIT:
@@ -164,7 +167,7 @@ class Matcher:
                         terms.append(term)
         return tuple(terms)
 
-    def _compound_parts(self, surface: str) -> tuple[Candidate, ...]:
+    def _compound_parts(self, surface: str, folded: str) -> tuple[Candidate, ...]:
         """Vocabulary words inside a compound, with offsets relative to the token.
 
         Three readings, the longest of which wins when they overlap (`resolve_overlaps`):
@@ -175,7 +178,6 @@ class Matcher:
         """
         if self.splitter is None or self._inside is None or len(surface) < 6:
             return ()
-        folded = fold(surface, self.language)
         inside = list(self._inside.iter(folded))
         if not inside:
             return ()
@@ -225,7 +227,7 @@ class Matcher:
                     return [Candidate(0, len(surface), terms)]
         return []
 
-    def _verb_form(self, surface: str) -> tuple[Candidate, ...]:
+    def _verb_form(self, surface: str, folded: str) -> tuple[Candidate, ...]:
         """An inflected form or participle of a verb term the lemmatizer does not know (French
         enjuivé, enjuivait for enjuiver): regular endings replaced by the infinitive's, and the
         participle prefix ge- of German and Dutch taken off. Only terms listed as that
@@ -233,13 +235,6 @@ class Matcher:
         endings = VERB_ENDINGS.get(self.language)
         if endings is None:
             return ()
-        folded = fold(surface, self.language)
-        lemmatizer = self.index.key_maker.lemmatizer
-        if (
-            lemmatizer.is_known(surface, self.language)
-            and fold(lemmatizer.lemmatize(surface, self.language), self.language) != folded
-        ):
-            return ()  # the dictionary knows it as a form of another word (French juives: juif, not juiver)
         stems = [folded, folded[2:]] if self.language in ("de", "nl") and folded.startswith("ge") else [folded]
         for stem in stems:
             for ending, infinitives in endings:
@@ -256,14 +251,22 @@ class Matcher:
                             t for t in self.index.single_terms.get(key, ()) if fold(t.literal, self.language) == key
                         )
                         if terms:
-                            return (Candidate(0, len(surface), terms),)
+                            return (
+                                () if self._known_otherwise(surface, folded) else (Candidate(0, len(surface), terms),)
+                            )
         return ()
 
-    def _variant(self, surface: str) -> tuple[Candidate, ...]:
+    def _known_otherwise(self, surface: str, folded: str) -> bool:
+        """The dictionary knows the word as a form of another lemma (French juives: juif, not juiver)."""
+        lemmatizer = self.index.key_maker.lemmatizer
+        return lemmatizer.is_known(surface, self.language) and (
+            fold(lemmatizer.lemmatize(surface, self.language), self.language) != folded
+        )
+
+    def _variant(self, surface: str, folded: str) -> tuple[Candidate, ...]:
         """A listed one-word form closed up (islamogauchiste for islamo-gauchiste) or, for long
         words the dictionary does not know, within one edit of a long listed form (transexual,
         transsexual). Short words never: one letter turns too many short words into others."""
-        folded = fold(surface, self.language)
         terms: tuple[Term, ...] = tuple(self.index.joined.get(folded, ()))
         if not terms and len(folded) >= VARIANT_MIN_LENGTH and folded.isalpha():
             if self.index.key_maker.lemmatizer.is_known(surface, self.language):
