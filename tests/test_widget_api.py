@@ -208,6 +208,23 @@ def test_widget_script_is_served_compressed_and_cacheable(api: TestClient) -> No
     assert plain.headers["cross-origin-resource-policy"] == "cross-origin"
 
 
+@pytest.mark.parametrize(
+    ("if_none_match", "status"),
+    [
+        ("W/{etag}", 304),  # a proxy weakened the tag
+        ('"older", {etag}', 304),  # a cache holding several versions lists them all
+        ('"older",W/{etag}', 304),
+        ("*", 304),
+        ('"older"', 200),
+        ('W/"older", "other"', 200),
+    ],
+)
+def test_widget_script_etags_weak_and_listed(api: TestClient, if_none_match: str, status: int) -> None:
+    etag = api.get("/widget.js").headers["etag"]
+    answer = api.get("/widget.js", headers={"If-None-Match": if_none_match.format(etag=etag)})
+    assert answer.status_code == status
+
+
 def test_demo_forum_embeds_the_widget(api: TestClient) -> None:
     page = api.get("/demo/forum")
     assert page.status_code == 200 and '<script src="/widget.js" data-site="demo" async></script>' in page.text

@@ -201,7 +201,38 @@ def build_full_parser() -> argparse.ArgumentParser:
     _site_options(update, adding=False)
     update.set_defaults(func=cmd_site_update)
     _add_user_commands(commands)
+    _add_evaluation_options(commands)
     return parser
+
+
+def cmd_eval_site(args: argparse.Namespace) -> int:
+    """`unerase eval` with HTML reports, and with a registered site's term rules, mode and τ (`--site KEY`)."""
+    from engine.eval_cli import cmd_eval
+    from web.evaluation_report import render_eval_file
+
+    scope = None
+    if args.site:
+        sites = _sites()
+        site = sites.get(args.site)
+        if site is None:
+            raise UneraseError(f"no site has the key '{args.site}'; `unerase site list` shows them")
+        scope = sites.scope(args.site)
+        args.mode, args.threshold = site.mode, site.threshold
+    return cmd_eval(args, report_writer=render_eval_file, scope=scope)
+
+
+def _add_evaluation_options(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`eval --report` and `audit --report` render HTML with the web layer's templates and charts; `eval --site`
+    reads a site's settings from the database."""
+    from functools import partial
+
+    from engine.audit_cli import cmd_audit
+    from web.evaluation_report import render_audit_file
+
+    evaluation = commands.choices["eval"]
+    evaluation.add_argument("--site", help="apply this registered site's term rules, mode and threshold")
+    evaluation.set_defaults(func=cmd_eval_site)
+    commands.choices["audit"].set_defaults(func=partial(cmd_audit, report_writer=render_audit_file))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
