@@ -189,3 +189,12 @@ def _debias(language: str, path: Path) -> Detector:
     if language not in _DEBIAS:
         _DEBIAS[language] = Detector(import_vocabulary(path, "debias-csv", language), use_cache=False)
     return _DEBIAS[language]
+
+
+def test_words_of_their_own_are_not_read_as_forms_of_a_term(tmp_path: Path) -> None:
+    # a dictionary headword is not an inflection of the vocabulary form it begins with
+    assert hits(shipped("nl"), "Het licht begon te flikkeren in de gang.", "nl") == []
+    # a form the dictionary gives another lemma is not a verb form of a term (juives: juif)
+    assert hits(inline_vocabulary(tmp_path, "fr", ["juiver"]), "des familles juives", "fr") == []
+    # feminine nouns, which dictionaries list apart, still count
+    assert hits(shipped("de"), "Eine Autistin erzählt.", "de") == [("Autistin", "de-autist-abwertend")]

@@ -65,6 +65,7 @@ _HYPHEN_PAIR_RE = re.compile(r"(?<![\w\-‐‑])(\w+)[\-‐‑](\w+)(?![\w\-‐�
 # Endings a vocabulary form may carry at the end of a compound or a word (Buschneger-n,
 # roodhuid-en, Dutch diminutives inboorling-etjes); the empty ending first, so an exact fit
 # is preferred.
+FEMININE_ENDINGS = frozenset({"in", "innen"})
 INFLECTION_ENDINGS: dict[str, tuple[str, ...]] = {
     "de": ("", "n", "en", "e", "s", "es", "er", "ern", "em", "in", "innen"),
     "nl": ("", "s", "en", "e", "n", "'s", "in", "innen", "es", "je", "jes", "tje", "tjes", "etje", "etjes"),
@@ -201,6 +202,7 @@ class Matcher:
         ends = {len(surface), *(end for _, end in spans)}
         endings = INFLECTION_ENDINGS.get(self.language, ("",))
         found = []
+        headword: bool | None = None
         for last, form in inside:
             start, end = last - len(form) + 1, last + 1
             if start not in starts:
@@ -210,6 +212,14 @@ class Matcher:
             )
             if stop is None:
                 continue
+            if stop > end and surface[end:stop] not in FEMININE_ENDINGS:
+                # A word the dictionary lists as a headword of its own is not an inflection of the
+                # form it begins with (Dutch flikkeren, to flicker; slaafs, slavish), except for
+                # feminine nouns, which dictionaries list apart (Trinkerin, Autistin).
+                if headword is None:
+                    headword = self._headword(surface)
+                if headword:
+                    continue
             terms = self._single((form,), surface[start:end])
             if terms:
                 found.append(Candidate(start, stop, terms))
@@ -255,6 +265,12 @@ class Matcher:
                                 () if self._known_otherwise(surface, folded) else (Candidate(0, len(surface), terms),)
                             )
         return ()
+
+    def _headword(self, surface: str) -> bool:
+        lemmatizer = self.index.key_maker.lemmatizer
+        return lemmatizer.is_known(surface, self.language) and (
+            fold(lemmatizer.lemmatize(surface, self.language), self.language) == fold(surface, self.language)
+        )
 
     def _known_otherwise(self, surface: str, folded: str) -> bool:
         """The dictionary knows the word as a form of another lemma (French juives: juif, not juiver)."""
