@@ -133,3 +133,21 @@ def test_issue_15_corpora_cover_titles_names_and_forms_in_every_language() -> No
         for kind, least in needed.items():
             count = sum(1 for s in SENTENCES if s.language == language and s.kind == kind)
             assert count >= least, f"{language}: {count} sentences of kind {kind!r}, at least {least} needed"
+
+
+_UNFILTERED: dict[str, Detector] = {}
+
+
+@pytest.mark.parametrize("language", ["en", "fr", "el", "de", "nl", "it", "pt"])
+def test_name_sentences_hold_a_word_the_name_filter_removes(language: str) -> None:
+    """A `name` sentence tests the name filter only if, without it, the sentence gives a hit."""
+    if language not in _UNFILTERED:
+        vocabulary = load_vocabulary(shipped_vocabularies() / language)
+        _UNFILTERED[language] = Detector(vocabulary, filter_names=False)
+    detector = _UNFILTERED[language]
+    idle = [
+        s.where
+        for s in SENTENCES
+        if s.language == language and s.kind == "name" and not detector.detect(s.text, language).hits
+    ]
+    assert not idle, f"name sentences without any vocabulary word: {idle}"
