@@ -198,3 +198,15 @@ def test_words_of_their_own_are_not_read_as_forms_of_a_term(tmp_path: Path) -> N
     assert hits(inline_vocabulary(tmp_path, "fr", ["juiver"]), "des familles juives", "fr") == []
     # feminine nouns, which dictionaries list apart, still count
     assert hits(shipped("de"), "Eine Autistin erzählt.", "de") == [("Autistin", "de-autist-abwertend")]
+
+
+@pytest.mark.parametrize(
+    ("language", "word", "parts"),
+    [
+        ("de", "Negerkindern", ["Neger", "kindern"]),
+        ("de", "Taubstummenlehrerinnen", ["Taubstummen", "lehrerinnen"]),
+    ],
+)
+def test_compounds_split_before_inflectional_endings(language: str, word: str, parts: list[str]) -> None:
+    splitter = shipped(language).splitter
+    assert [word[a:b] for a, b in splitter.split(word, language)] == parts
