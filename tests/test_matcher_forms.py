@@ -72,6 +72,7 @@ def test_title_case_and_sentence_starts_keep_their_hits(
         ("it", "Intervista A Marco Sordo Sul Bilancio"),  # title case: the given name still counts
         ("en", "A Letter From J. Savage To The Council"),  # an initial
         ("de", "Mohr, Andreas"),  # catalogue order
+        ("en", "Letter to Savage, J. (1921)"),  # catalogue order with an initial
         ("en", "They moved to Gypsy Lane last summer."),  # a place word after the hit
         ("fr", "Le Maire Pierre Boiteux Inaugure La Médiathèque"),
     ],

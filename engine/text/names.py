@@ -258,11 +258,11 @@ class HeuristicNameFilter:
             and (after.text.lower() in PLACE_WORDS or is_given_name(after.text))
         ):
             return True
-        # catalogue order, surname first: "Mohr, Andreas"
+        # catalogue order, surname first: "Mohr, Andreas", "Mohr, A."
         if (
             last + 1 < len(tokens)
             and text[tokens[last].end : tokens[last + 1].start] == ", "
-            and is_given_name(tokens[last + 1].text)
+            and (is_given_name(tokens[last + 1].text) or _initial(text, tokens[last + 1]))
             and _sentence_ends(text, tokens, last + 1)
         ):
             return True
