@@ -5,8 +5,9 @@
 
 The label is whether a careful reader would call the sentence a derogatory use (docs/evaluation.md):
 - `hateful` sentences are positive;
-- `obfuscated` and `compound` sentences describe how a word is written, not how it is used: they are
-  positive when at least one of their expected hits is not marked `status: neutral`;
+- `obfuscated`, `compound`, `title` and `form` sentences describe how a word is written (disguised, in a
+  compound, capitalized in a heading or at a sentence start, inflected or misspelt), not how it is used: they
+  are positive when at least one of their expected hits is not marked `status: neutral`;
 - `neutral`, `quoted`, `reclaimed`, `counter-speech` and `name` sentences are negative (the decision rules
   do not flag mentions, reclaimed uses or names).
 The `terms` column lists the surfaces of the hits used contentiously (not marked neutral) in positive
@@ -24,7 +25,7 @@ from typing import Any
 import yaml
 
 CORPORA = Path(__file__).resolve().parent.parent / "tests" / "corpora"
-WRITTEN_FORMS = {"obfuscated", "compound"}
+WRITTEN_FORMS = {"obfuscated", "compound", "title", "form"}
 
 
 def is_positive(sentence: dict[str, Any]) -> bool:

@@ -41,7 +41,11 @@ def _print_hits(result: Detection, out: IO[str]) -> None:
     if not result.hits:
         print("no vocabulary term found", file=out)
     for hit in result.hits:
-        flags = [f for f, on in (("ambiguous", hit.ambiguous), ("obfuscated", hit.obfuscated)) if on]
+        flags = [
+            f
+            for f, on in (("ambiguous", hit.ambiguous), ("obfuscated", hit.obfuscated), ("variant", hit.variant))
+            if on
+        ]
         print(f"\n[{hit.start}:{hit.end}] {hit.surface!r} -> {hit.term.literal} ({hit.issue.id})", file=out)
         if hit.candidates:
             print(f"  could also stand for: {', '.join(hit.candidates[1:])}", file=out)
