@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import logging
 import os
 from collections import defaultdict
@@ -37,6 +38,7 @@ NEIGHBOURS = 5  # nearest examples that vote
 TEMPERATURE = 0.02  # a neighbour 0.02 less similar than the nearest weighs e^-1 as much (benchmarked)
 MIN_EXAMPLES = 2  # labelled examples of the entry needed before any vote, at least one of each sense
 MIN_STEP = 10  # leave-one-out votes a calibration step needs
+MIN_LANGUAGE_POINTS = 30  # leave-one-out votes a language needs for a calibration of its own
 MAX_CONFIDENCE = 0.9  # never surer than a non-ambiguous vocabulary term (engine.analysis.VOCABULARY_CONFIDENCE)
 MIN_CONFIDENCE = 0.8  # calibrated confidence below which the source declines (setting examples_min_confidence)
 EMBEDDINGS_FILE = "embeddings.npz"
@@ -141,8 +143,14 @@ class Calibration:
     edges: tuple[float, ...] = ()  # the lowest margin of each step
     values: tuple[float, ...] = ()
     points: int = 0  # leave-one-out votes measured
+    # languages with enough votes of their own get their own steps: the model and the examples are not as
+    # good in every language (measured: a vote of one margin is right less often in French than in English)
+    languages: dict[str, Calibration] = field(default_factory=dict)
 
-    def confidence(self, margin: float, agreeing: int = 0, voters: int = 0) -> float:
+    def confidence(self, margin: float, agreeing: int = 0, voters: int = 0, language: str = "") -> float:
+        own = self.languages.get(language)
+        if own is not None:
+            return own.confidence(margin, agreeing, voters)
         if not self.edges:
             # no measurement (no curated examples): the agreement alone, as the precedent rule does
             return (agreeing + 1) / (voters + 2)
@@ -191,16 +199,25 @@ def calibrate(examples: Sequence[SenseExample], vectors: np.ndarray, k: int = NE
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for n, example in enumerate(examples):
         groups[(example.language, example.issue_id)].append(n)
-    margins, correct = [], []
+    margins: dict[str, list[float]] = defaultdict(list)
+    correct: dict[str, list[bool]] = defaultdict(list)
     for members in groups.values():
         for n in members:
             others = [m for m in members if examples[m].ref != examples[n].ref]
             if not contrasting([examples[m] for m in others]):
                 continue
             result = vote(vectors[n], vectors[others], [examples[m] for m in others], k)
-            margins.append(result.margin)
-            correct.append(result.verdict == examples[n].verdict)
-    return Calibration.fit(margins, correct)
+            margins[examples[n].language].append(result.margin)
+            correct[examples[n].language].append(result.verdict == examples[n].verdict)
+    everything = Calibration.fit(
+        [m for language in margins for m in margins[language]], [c for language in correct for c in correct[language]]
+    )
+    own = {
+        language: Calibration.fit(margins[language], correct[language])
+        for language in margins
+        if len(margins[language]) >= MIN_LANGUAGE_POINTS
+    }
+    return dataclasses.replace(everything, languages=own)
 
 
 # -- the source ---------------------------------------------------------------------------------------------------
@@ -251,7 +268,7 @@ class ExampleSource:
                 self._declined_logged = True
                 logger.info("ambiguous hits are not decided from examples: no embedding model")
             return {}
-        return await asyncio.to_thread(self._decide, wanted, text)
+        return await asyncio.to_thread(self._decide, wanted, text, language)
 
     def _calibration(self) -> Calibration:
         if self.calibration is None:
@@ -259,7 +276,7 @@ class ExampleSource:
             self.calibration = calibrate(self.examples, vectors, self.k)
         return self.calibration
 
-    def _decide(self, wanted: Sequence[tuple[Hit, list[SenseExample]]], text: str) -> dict[str, Verdict]:
+    def _decide(self, wanted: Sequence[tuple[Hit, list[SenseExample]]], text: str, language: str) -> dict[str, Verdict]:
         calibration = self._calibration()
         contexts = [context_window(text, hit.start, hit.end) for hit, _ in wanted]
         queries = self.cache.get(contexts)
@@ -269,7 +286,8 @@ class ExampleSource:
             result = vote(query, vectors, pool, self.k)
             agreeing = [(e, s) for e, s in result.neighbours if e.verdict == result.verdict]
             confidence = min(
-                MAX_CONFIDENCE, calibration.confidence(result.margin, len(agreeing), len(result.neighbours))
+                MAX_CONFIDENCE,
+                calibration.confidence(result.margin, len(agreeing), len(result.neighbours), language),
             )
             if confidence < self.min_confidence:
                 continue
