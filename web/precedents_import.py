@@ -127,9 +127,13 @@ def import_precedents(
         if row is None:
             refuse(problem)
             continue
-        missing = [c for c in (columns.text, columns.term, columns.verdict) if row.get(c) in (None, "")]
+        missing = [c for c in (columns.text, columns.term, columns.verdict) if row.get(c) is None]
         if missing:
             refuse(f"missing column {', '.join(repr(c) for c in missing)}")
+            continue
+        empty = [c for c in (columns.text, columns.term, columns.verdict) if not str(row[c]).strip()]
+        if empty:
+            refuse(f"empty value in column {', '.join(repr(c) for c in empty)}")
             continue
         text, term, verdict = str(row[columns.text]), str(row[columns.term]).strip(), str(row[columns.verdict])
         verdict = verdict.strip().casefold()
