@@ -320,3 +320,120 @@ def test_a_failing_source_leaves_the_others_verdicts(english) -> None:
     errors = [e for e in events if e.type == "error"]
     assert [e.to_dict()["code"] for e in errors] == ["precedent-failed"]
     assert [v.decided_by for v in events if isinstance(v, Verdict)].count("test") == 1
+
+
+# -- in the service ----------------------------------------------------------------------------------------------
+
+
+def test_the_web_service_decides_from_examples_and_from_a_sites_moderator_verdicts(tmp_path: Path) -> None:
+    from sqlmodel import Session
+
+    from web import precedents
+    from web.models import AnalysisRecord, Precedent
+
+    from .webapp import client
+
+    with client(tmp_path, examples_enabled=True) as api:
+        document = api.post(
+            "/api/v1/analyses", json={"text": "The storm crippled the rail network for days.", "lang": "en"}
+        ).json()
+        verdict = document["hits"][0]["verdict"]
+        assert (verdict["status"], verdict["decided_by"]) == ("neutral", "examples")
+        # moderators' verdicts are examples too: stored, they are cited by the next decision like them
+        engine = api.app.state.services.store.engine
+        with Session(engine) as session:
+            session.add(AnalysisRecord(id="a-moderated", text="(moderated)"))
+            session.commit()
+        precedents.record(
+            engine,
+            [
+                Precedent(
+                    analysis_id="a-moderated",
+                    hit_id=f"h{n}",
+                    term_id=document["hits"][0]["term_id"],
+                    issue_id="en-cripple",
+                    language="en",
+                    surface="crippled",
+                    context=context,
+                    verdict="contentious",
+                    moderator="mod",
+                )
+                for n, context in enumerate(
+                    ["Get lost, crippled scum, you ruin this street.", "Crippled scum like you ruin this street."]
+                )
+            ],
+        )
+        document = api.post(
+            "/api/v1/analyses", json={"text": "Get lost, crippled scum, you ruin our street.", "lang": "en"}
+        ).json()
+        verdict = document["hits"][0]["verdict"]
+        assert (verdict["status"], verdict["decided_by"]) == ("contentious", "examples")
+        assert verdict["precedents"]
+
+
+def test_the_service_runs_without_the_example_source(tmp_path: Path) -> None:
+    from .webapp import client
+
+    with client(tmp_path, examples_enabled=False) as api:
+        document = api.post(
+            "/api/v1/analyses", json={"text": "The old crippled dog slept by the fire.", "lang": "en"}
+        ).json()
+    assert document["hits"][0]["verdict"]["decided_by"] != "examples"
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_moderator_verdicts_are_read_per_site_entry_and_language(database: str, tmp_path: Path, english) -> None:
+    from sqlmodel import Session
+
+    from web import precedents
+    from web.db import make_engine
+    from web.models import AnalysisRecord, Precedent
+
+    from .postgres import database_url_or_skip, fresh_schema_url
+
+    def check(engine) -> None:  # type: ignore[no-untyped-def]
+        with Session(engine) as session:
+            session.add(AnalysisRecord(id="a1", text="(moderated)"))
+            session.commit()
+        rows = [
+            Precedent(
+                analysis_id="a1",
+                hit_id=f"h{n}",
+                term_id="t",
+                issue_id=issue,
+                language=language,
+                site_key=site,
+                surface="crippled",
+                context=f"context {n}",
+                verdict=verdict,
+                moderator="mod",
+            )
+            for n, (issue, language, site, verdict) in enumerate(
+                [
+                    ("en-cripple", "en", "s1", "neutral"),
+                    ("en-cripple", "en", "s2", "contentious"),
+                    ("en-cripple", "de", "s1", "neutral"),
+                    ("en-other", "en", "s1", "neutral"),
+                ]
+            )
+        ]
+        precedents.record(engine, rows)
+        source = precedents.DatabaseExamples(engine)
+        hits, _, _ = ambiguous(english, "The storm crippled the rail network.")
+        found = asyncio.run(source.examples(hits, "en", "s1"))
+        assert [(e.context, e.verdict, e.precedent_id != "") for e in found] == [("context 0", "neutral", True)]
+        everywhere = asyncio.run(source.examples(hits, "en", None))
+        assert sorted(e.context for e in everywhere) == ["context 0", "context 1"]
+        assert asyncio.run(source.examples(hits, "el", None)) == []
+
+    if database == "sqlite":
+        engine = make_engine(f"sqlite:///{tmp_path / 'unerase.sqlite'}")
+        check(engine)
+        engine.dispose()
+        return
+    with fresh_schema_url(database_url_or_skip()) as schema:
+        engine = make_engine(schema.url)
+        try:
+            check(engine)
+        finally:
+            engine.dispose()
