@@ -42,7 +42,8 @@ bench-llm: $(STAMP)
 bench-web: $(STAMP)
 	$(PY) benchmarks/bench_web.py $(BENCH_ARGS)
 
-# Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL).
+# Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL),
+# the word-overlap rule beside the example source (embeddings, docs/examples.md) in one run.
 bench-precedents: $(STAMP)
 	$(PY) benchmarks/bench_precedents.py
 

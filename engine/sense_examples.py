@@ -249,6 +249,10 @@ class ExampleSource:
         """Begins loading the model in the background (the web app calls it at start-up)."""
         self.embedder.start()
 
+    def close(self) -> None:
+        """Closes the embedding cache's file."""
+        self.cache.close()
+
     async def decide(self, hits: Sequence[Hit], text: str, language: str, site: str | None) -> dict[str, Verdict]:
         extra = await self.provider.examples(hits, language, site) if self.provider is not None else []
         by_issue: dict[str, list[SenseExample]] = defaultdict(list)

@@ -139,6 +139,10 @@ class Services:
             await model.aclose()
         if self.cache is not None:
             await asyncio.to_thread(self.cache.close)
+        sources = self.analyzer.precedents
+        for source in sources.sources if isinstance(sources, ChainedSources) else ():
+            if isinstance(source, ExampleSource):
+                source.close()
         await asyncio.to_thread(self.store.engine.dispose)
 
     def status_line(self) -> dict[str, Any]:
