@@ -157,9 +157,16 @@ def test_analyze_with_site_decides_from_the_imported_precedents(
     verdict = verdicts_of(out)["crippled"]
     assert verdict["decided_by"] == "precedent" and verdict["status"] == "neutral"
     assert len(verdict["precedents"]) == 3  # type: ignore[arg-type]
+    assert json.loads(out)["decision"]["label"] == "not_flagged"
     # without the site, its moderators' decisions are not used
     code, out, _ = run(capsys, "analyze", text, "--lang", "en", "--json")
     assert code == 0 and verdicts_of(out)["crippled"]["decided_by"] != "precedent"
+    # the site's threshold applies (vocabulary-only "not flagged" is worth 0.6), unless --threshold is given
+    assert run(capsys, "site", "update", site, "--threshold", "0.7")[0] == 0
+    decision = json.loads(run(capsys, "analyze", text, "--lang", "en", "--json", "--site", site)[1])["decision"]
+    assert decision["label"] == "needs_review" and any("deferred" in r for r in decision["reasons"])
+    argv = ("analyze", text, "--lang", "en", "--json", "--site", site, "--threshold", "0.5")
+    assert json.loads(run(capsys, *argv)[1])["decision"]["label"] == "not_flagged"
 
 
 def test_detect_and_analyze_with_site_apply_its_term_rules(site: str, capsys: pytest.CaptureFixture[str]) -> None:
