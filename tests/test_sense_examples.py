@@ -339,6 +339,8 @@ def test_the_web_service_decides_from_examples_and_from_a_sites_moderator_verdic
         ).json()
         verdict = document["hits"][0]["verdict"]
         assert (verdict["status"], verdict["decided_by"]) == ("neutral", "examples")
+        page = api.get(f"/analyses/{document['id']}").text
+        assert "decided by labelled examples of the word used in similar contexts" in page
         # moderators' verdicts are examples too: stored, they are cited by the next decision like them
         engine = api.app.state.services.store.engine
         with Session(engine) as session:
