@@ -28,7 +28,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     monkeypatch.setenv("UNERASE_DATA_DIR", str(tmp_path / "data"))
     get_settings.cache_clear()
     try:
-        assert cli_main(["site", "add", "--name", "Old forum"]) == 0
+        assert cli_main(["site", "add", "--name", "Old forum", "--json"]) == 0
         key = json.loads(capsys.readouterr().out)["key"]
         yield key
     finally:
