@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,llm]'
+	$(PY) -m pip install -q -e '.[dev,llm,examples]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -46,7 +46,8 @@ bench-llm: $(STAMP)
 bench-web: $(STAMP)
 	$(PY) benchmarks/bench_web.py $(BENCH_ARGS)
 
-# Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL).
+# Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL),
+# the word-overlap rule beside the example source (embeddings, docs/examples.md) in one run.
 bench-precedents: $(STAMP)
 	$(PY) benchmarks/bench_precedents.py
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import time
@@ -23,6 +24,7 @@ from typing import IO, Any
 from engine.detector import Detection, Detector
 from engine.errors import UneraseError
 from engine.paths import shipped_vocabularies
+from engine.scope import Scope
 from engine.vocabulary.loader import load_vocabularies
 from engine.vocabulary.model import Vocabulary
 from engine.vocabulary.stats import format_stats, vocabulary_stats
@@ -73,7 +75,12 @@ def _records(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str 
         yield number, record, None
 
 
-def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str]) -> tuple[int, int]:
+def _scoped(result: Detection, scope: Scope | None) -> Detection:
+    """The detection as a site sees it (its excluded terms gone, its marked terms ambiguous)."""
+    return result if scope is None else dataclasses.replace(result, hits=scope.apply(result.hits))
+
+
+def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str], scope: Scope | None = None) -> tuple[int, int]:
     """One JSON result per input line, streaming; bad lines give an error object, not a stop."""
     done = failed = 0
     for number, record, problem in _records(source):
@@ -83,7 +90,7 @@ def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str]) -> tuple[in
             continue
         lang = record.get("lang")
         try:
-            result = detector.detect(record["text"], lang if isinstance(lang, str) and lang else None)
+            result = _scoped(detector.detect(record["text"], lang if isinstance(lang, str) and lang else None), scope)
         except UneraseError as exc:
             error = {"code": exc.code, "message": exc.message}
             sink.write(json.dumps({"id": record.get("id"), "line": number, "error": error}, ensure_ascii=False) + "\n")
@@ -99,19 +106,20 @@ def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str]) -> tuple[in
     return done, failed
 
 
-def cmd_detect(args: argparse.Namespace) -> int:
+def cmd_detect(args: argparse.Namespace, scope: Scope | None = None) -> int:
+    """`scope`: a site's term rules (given by `unerase detect --site KEY`)."""
     detector = Detector(_vocabulary(args.vocab), obfuscation=not args.no_obfuscation)
     if args.input:
         started = time.perf_counter()
         with _open_in(args.input) as source, _open_out(args.output) as sink:
-            done, failed = detect_jsonl(detector, source, sink)
+            done, failed = detect_jsonl(detector, source, sink, scope)
         print(
             f"{done} records analysed, {failed} with errors, in {time.perf_counter() - started:.1f} s", file=sys.stderr
         )
         return 0 if failed == 0 else 3
     if args.text is None:
         raise UneraseError('give a text ("unerase detect \\"some text\\"") or --input FILE.jsonl')
-    result = detector.detect(args.text, args.lang)
+    result = _scoped(detector.detect(args.text, args.lang), scope)
     if args.json:
         json.dump(result.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
         print()

@@ -12,6 +12,10 @@ unerase user passwd NAME [--password-stdin]
 unerase user disable NAME
 unerase user enable NAME
 unerase user list [--json]
+unerase precedents import FILE --site KEY [--vocab PATH] --text-column C --term-column C --verdict-column C
+                          [--lang-column C] [--lang xx] [--moderator NAME] [--json]
+unerase analyze ... --site KEY / unerase detect ... --site KEY: with that site's term rules (and, for analyze,
+                          its moderators' precedents and the labelled examples), as the web app does for the site
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import getpass
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session
@@ -222,6 +227,101 @@ def _site_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--json", action="store_true", help="print the site as one JSON object (for scripts)")
 
 
+def _site(key: str) -> tuple[Sites, Site]:
+    sites = _sites()
+    site = sites.get(key)
+    if site is None:
+        raise UneraseError(f"no site has the key '{key}'; `unerase site list` shows them")
+    return sites, site
+
+
+def cmd_precedents_import(args: argparse.Namespace) -> int:
+    from engine.cli import _vocabulary
+    from engine.detector import Detector
+    from web.precedents_import import Columns, import_precedents
+
+    sites, site = _site(args.site)
+    detector = Detector(_vocabulary(args.vocab))
+    columns = Columns(args.text_column, args.term_column, args.verdict_column, args.lang_column)
+    report = import_precedents(
+        sites.store.engine,
+        detector,
+        site.key,
+        Path(args.file),
+        columns,
+        scope=sites.scope(site.key),
+        language=args.lang,
+        moderator=args.moderator,
+    )
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        print(
+            f"{report.rows} rows read: {report.used} used ({report.precedents} precedents for site {site.key}), "
+            f"{len(report.refused)} refused"
+        )
+        for refusal in report.refused:
+            print(f"  line {refusal.line}: {refusal.reason}")
+    return 0 if not report.refused else 3
+
+
+def _with_site(command: Any, analyze: bool) -> Any:
+    """`detect` / `analyze` with `--site KEY`: the site's term rules, and for analyze its decision threshold,
+    mode, moderators' precedents and the labelled examples, as the web app uses them for the site's posts."""
+
+    def run(args: argparse.Namespace) -> int:
+        if args.site is None:
+            if analyze:
+                args.mode = args.mode or "fast"
+                args.threshold = 0.5 if args.threshold is None else args.threshold
+            return int(command(args))
+        sites, site = _site(args.site)
+        scope = sites.scope(site.key)
+        if not analyze:
+            return int(command(args, scope))
+        from web.services import verdict_sources
+
+        args.mode = args.mode or site.mode
+        args.threshold = site.threshold if args.threshold is None else args.threshold
+        return int(command(args, scope, verdict_sources(get_settings(), sites.store.engine)))
+
+    return run
+
+
+def _add_site_option(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name in ("detect", "analyze"):
+        parser = commands.choices[name]
+        parser.add_argument(
+            "--site",
+            help="a registered site's key: its term rules" + (", precedents and threshold" * (name == "analyze")),
+        )
+        command = parser.get_default("func")
+        if name == "analyze":
+            # a site's own mode and threshold apply unless given here
+            parser.set_defaults(mode=None, threshold=None)
+        parser.set_defaults(func=_with_site(command, name == "analyze"))
+
+
+def _add_precedent_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = commands.add_parser("precedents", help="moderators' earlier verdicts that decide later ambiguous hits")
+    psub = group.add_subparsers(dest="precedents_command", required=True)
+    imp = psub.add_parser(
+        "import",
+        help="load a site's past moderation decisions (CSV with a header line, or JSONL) as its precedents",
+    )
+    imp.add_argument("file", help="a .csv or .jsonl file, one decision per row")
+    imp.add_argument("--site", required=True, help="the site's key (`unerase site list`)")
+    imp.add_argument("--vocab", action="append", help="vocabulary file or folder (repeatable); default: shipped")
+    imp.add_argument("--text-column", required=True, help="the column with the moderated text")
+    imp.add_argument("--term-column", required=True, help="the column with the term as written in the text")
+    imp.add_argument("--verdict-column", required=True, help="the column with the verdict: contentious or neutral")
+    imp.add_argument("--lang-column", help="the column with the text's language (default: detected)")
+    imp.add_argument("--lang", help="the language of every text without one (default: detected)")
+    imp.add_argument("--moderator", default="import", help="recorded as who decided (default: import)")
+    imp.add_argument("--json", action="store_true", help="print the report as JSON")
+    imp.set_defaults(func=cmd_precedents_import)
+
+
 def build_full_parser() -> argparse.ArgumentParser:
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -239,6 +339,8 @@ def build_full_parser() -> argparse.ArgumentParser:
     update.set_defaults(func=cmd_site_update)
     _add_user_commands(commands)
     _add_evaluation_options(commands)
+    _add_precedent_commands(commands)
+    _add_site_option(commands)
     return parser
 
 

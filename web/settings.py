@@ -68,6 +68,16 @@ class Settings(BaseSettings):
         default="fast", description="fast sends only ambiguous hits to the model; thorough sends every hit."
     )
     threshold: float = Field(default=0.5, description="Decisions with lower confidence are deferred (needs_review).")
+    examples_enabled: bool = Field(
+        default=True,
+        description="Decide ambiguous hits from labelled examples by sentence embeddings (needs the examples extra).",
+    )
+    examples_min_confidence: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Calibrated confidence below which the example source leaves an ambiguous hit undecided.",
+    )
     max_text_chars: int = Field(default=20_000, description="Longest text accepted, in characters.")
     max_upload_bytes: int = Field(default=50_000_000, description="Largest batch upload accepted, in bytes.")
     max_body_bytes: int = Field(
