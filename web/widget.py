@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
@@ -34,6 +35,11 @@ from web.store import StoredEvent
 MAX_POSTS = 100
 DOCUMENTS = 20_000  # finished analysis documents kept ready to send, as bytes
 DOCUMENT_SECONDS = 10.0
+
+
+class StoredElsewhere(UneraseError):
+    status = 503
+    code = "try-again"
 
 
 @dataclass(frozen=True)
@@ -115,9 +121,29 @@ class Widget:
             rows = session.exec(select(WidgetResult).where(col(WidgetResult.cache_key).in_(keys)))
             return {row.cache_key: row.analysis_id for row in rows}
 
-    def _create(self, site: Site, new: list[tuple[str, AnalysisRecord]]) -> None:
-        if not site.store:
-            return
+    def _create(self, site: Site, new: list[tuple[str, AnalysisRecord]]) -> set[str]:
+        """Stores the new analyses with their content keys; returns the keys another request stored first.
+
+        Two readers opening the same new post at once both find it unknown and both try to store it: the
+        database keeps the first, and the other's record is dropped with its key, so it reads the first one's
+        answer back instead of failing or analysing the post a second time. All keys go in one transaction;
+        only when that one is refused are they stored one at a time, to learn which were taken."""
+        if not site.store or not new:
+            return set()
+        try:
+            self._insert(site, new)
+            return set()
+        except IntegrityError:
+            pass
+        taken = set()
+        for key, record in new:
+            try:
+                self._insert(site, [(key, record)])
+            except IntegrityError:
+                taken.add(key)
+        return taken
+
+    def _insert(self, site: Site, new: list[tuple[str, AnalysisRecord]]) -> None:
         with Session(self.services.store.engine, expire_on_commit=False) as session:
             for key, record in new:
                 session.add(record)
@@ -162,7 +188,19 @@ class Widget:
                 new[key] = AnalysisRecord(
                     id=uuid.uuid4().hex, text=post.text, requested_language=language, mode=site.mode, source="widget"
                 )
-        await run_in_threadpool(self._create, site, list(new.items()))
+        taken = await run_in_threadpool(self._create, site, list(new.items()))
+        if taken:  # stored by another request meanwhile: its analysis answers, this one is not made
+            known.update(await run_in_threadpool(self._known, site, list(taken)))
+            missing = taken - known.keys()
+            if missing:
+                raise StoredElsewhere(f"{len(missing)} posts were stored by another request and then gone; ask again")
+        for key in list(new):
+            if key in known:
+                del new[key]
+            elif not site.store and key in self._memory_keys:
+                # no-store sites: a request that checked the same post while this one waited started it first
+                known[key] = self._memory_keys[key]
+                del new[key]
         runs = []
         for key, record in new.items():
             known[key] = record.id
