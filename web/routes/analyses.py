@@ -14,9 +14,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
 from web.errors import NotFound
 from web.models import AnalysisRecord
@@ -39,7 +40,7 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
 }
 
 
-class AnalysisRequest(BaseModel):
+class AnalysisRequest(JsonBody):
     text: str = Field(description="The text to analyse (at most `max_text_chars` characters).")
     lang: str | None = Field(
         default=None, description="Language code (en, fr, el, de, nl, it, pt); detected if absent."

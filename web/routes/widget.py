@@ -9,11 +9,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from engine.errors import InputTooLarge, InvalidText
 from engine.paths import PROJECT_ROOT
+from web.bodies import JsonBody
 from web.deps import ServicesDep
 from web.errors import NotFound
 from web.models import AnalysisRecord, Feedback, Site
@@ -27,18 +28,18 @@ router = APIRouter(tags=["widget"])
 SCRIPT = PROJECT_ROOT / "widget" / "unerase-widget.js"
 
 
-class WidgetPost(BaseModel):
+class WidgetPost(JsonBody):
     id: str = Field(max_length=200)
     text: str
     lang: str | None = Field(default=None, description="The post's own language, when the page marks it.")
 
 
-class CheckRequest(BaseModel):
+class CheckRequest(JsonBody):
     lang: str | None = Field(default=None, description="The page's language (html lang), if any.")
     posts: list[WidgetPost] = Field(description=f"1 to {MAX_POSTS} posts.")
 
 
-class FeedbackRequest(BaseModel):
+class FeedbackRequest(JsonBody):
     analysis_id: str = Field(max_length=32)
     post_id: str = Field(default="", max_length=200)
     helpful: bool
