@@ -89,3 +89,93 @@ def test_readers_opening_one_new_post_at_once_share_one_analysis(
         records = session.exec(select(func.count()).where(col(AnalysisRecord.text) == text)).one()
         results = session.exec(select(func.count()).where(col(WidgetResult.site_key) == key)).one()
     assert (records, results) == ((1, 1) if store else (0, 0))  # no orphan analysis left by the readers who lost
+
+
+def first_analysis(api: TestClient, key: str, text: str = "what a junkie") -> str:
+    response = api.post(
+        f"/api/v1/widget/{key}/check", json={"posts": [{"id": "p1", "text": text}]}, headers={"Origin": FORUM}
+    )
+    assert response.status_code == 200, response.text
+    analysis_id: str = response.json()["results"][0]["analysis_id"]
+    return analysis_id
+
+
+def test_posts_without_an_allowed_origin_spend_nothing(api: TestClient) -> None:
+    key = add_site(api)
+    analysis_id = first_analysis(api, key)
+    services = api.app.state.services  # type: ignore[attr-defined]
+    check = {"posts": [{"id": "p1", "text": "a post a script wants checked"}]}
+    vote = {"analysis_id": analysis_id, "helpful": False}
+    for path, body in ((f"/api/v1/widget/{key}/check", check), (f"/api/v1/widget/{key}/feedback", vote)):
+        bare = api.post(path, json=body)  # a script with the public key, no page behind it
+        assert bare.status_code == 403 and bare.headers["content-type"].startswith("application/problem+json")
+        detail = bare.json()["detail"]
+        assert bare.json()["type"] == "/problems/origin-required"
+        assert "has no Origin header" in detail and f"allowed for site '{key}': {FORUM}" in detail, detail
+        assert bare.headers["access-control-allow-origin"] == "*"  # readable wherever it is asked from
+        stranger = api.post(path, json=body, headers={"Origin": "null"})
+        assert stranger.status_code == 403 and "the origin null is not allowed" in stranger.json()["detail"]
+    with Session(services.store.engine) as session:
+        texts = session.exec(select(AnalysisRecord.text).where(col(AnalysisRecord.source) == "widget")).all()
+    assert list(texts) == ["what a junkie"]  # the refused check analysed nothing
+    assert api.get(f"/api/v1/sites/{key}/feedback", headers=ADMIN).json() == []  # the refused vote was not stored
+    # reading an analysis the site's check handed out needs no Origin: a browser sends none on its own pages'
+    # GETs, it costs no model call, and the id is known only to readers of the site
+    document = api.get(f"/api/v1/widget/{key}/analyses/{analysis_id}")
+    assert document.status_code == 200 and document.json()["text"] == "what a junkie"
+    assert api.get(f"/api/v1/widget/{key}/analyses/{analysis_id}/events").status_code == 200
+    refused = api.get(f"/api/v1/widget/{key}/analyses/{analysis_id}", headers={"Origin": "https://evil.example"})
+    assert refused.status_code == 403
+
+
+def test_preflights_are_answered_for_the_sites_origins_only(api: TestClient) -> None:
+    key = add_site(api)
+    ask = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    allowed = api.options(f"/api/v1/widget/{key}/check", headers={"Origin": FORUM, **ask})
+    assert allowed.status_code == 204 and allowed.headers["access-control-allow-origin"] == FORUM
+    assert "POST" in allowed.headers["access-control-allow-methods"]
+    for origin in ("https://evil.example", "null", None):
+        headers = ask if origin is None else {"Origin": origin, **ask}
+        refused = api.options(f"/api/v1/widget/{key}/check", headers=headers)
+        assert refused.status_code == 403, (origin, refused.text)
+        assert not [name for name in refused.headers if name.startswith("access-control-")], refused.headers
+    # the reason stays readable to the widget on a refused page: a plain GET needs no preflight
+    site = api.get(f"/api/v1/widget/{key}/site", headers={"Origin": "https://evil.example"})
+    assert site.status_code == 403 and site.headers["access-control-allow-origin"] == "*"
+    assert f"the origin https://evil.example is not allowed for site '{key}'" in site.json()["detail"]
+    mine = api.get(f"/api/v1/widget/{key}/site", headers={"Origin": FORUM})
+    assert mine.status_code == 200 and mine.headers["access-control-allow-origin"] == FORUM
+    assert mine.json() == {"site": {"show_checked": False}}
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["stored", "memory-only"])
+def test_a_sites_posts_are_served_by_its_widget_only(api: TestClient, store: bool) -> None:
+    key, other = add_site(api, store=store), add_site(api)
+    analysis_id = first_analysis(api, key, f"a post of the site, stored={store}, what a junkie")
+    mine = api.get(f"/api/v1/widget/{key}/analyses/{analysis_id}", headers={"Origin": FORUM})
+    assert mine.status_code == 200 and mine.json()["id"] == analysis_id
+    events = api.get(f"/api/v1/widget/{key}/analyses/{analysis_id}/events", headers={"Origin": FORUM})
+    assert events.status_code == 200 and "event: done" in events.text
+    not_found = f"no analysis has the id '{analysis_id}'"
+    # not through the public API or the public pages ...
+    for path in (f"/api/v1/analyses/{analysis_id}", f"/api/v1/analyses/{analysis_id}/events"):
+        hidden = api.get(path)
+        assert hidden.status_code == 404 and hidden.json()["detail"].startswith(not_found), (path, hidden.text)
+    for path in (f"/analyses/{analysis_id}", f"/analyses/{analysis_id}/stream"):
+        assert api.get(path, headers={"Accept": "text/html"}).status_code == 404, path
+    # ... nor through another site's widget (its key is as public as this one's), nor voted on there
+    for path in (
+        f"/api/v1/widget/{other}/analyses/{analysis_id}",
+        f"/api/v1/widget/{other}/analyses/{analysis_id}/events",
+    ):
+        hidden = api.get(path, headers={"Origin": FORUM})
+        assert hidden.status_code == 404 and hidden.json()["detail"].startswith(not_found), (path, hidden.text)
+    vote = {"analysis_id": analysis_id, "helpful": False}
+    assert api.post(f"/api/v1/widget/{other}/feedback", json=vote, headers={"Origin": FORUM}).status_code == 404
+    assert api.post(f"/api/v1/widget/{key}/feedback", json=vote, headers={"Origin": FORUM}).status_code == 201
+    # an analysis made through the public API stays public, and is not a site's to serve
+    public = api.post("/api/v1/analyses", json={"text": "a public junkie", "lang": "en"}).json()["id"]
+    assert api.get(f"/api/v1/analyses/{public}").status_code == 200
+    assert api.get(f"/api/v1/widget/{key}/analyses/{public}", headers={"Origin": FORUM}).status_code == 404
+    if store:  # the person whose post it is can still read the statement of reasons
+        assert api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "application/json"}).status_code == 200

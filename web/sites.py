@@ -33,6 +33,10 @@ class Forbidden(UneraseError):
     code = "origin-not-allowed"
 
 
+class OriginRequired(Forbidden):
+    code = "origin-required"
+
+
 class UnknownSite(UneraseError):
     status = 404
     code = "unknown-site"
@@ -160,11 +164,21 @@ class Sites:
             return list(session.exec(query))
 
     # -- per request ----------------------------------------------------------------------
-    def check_origin(self, site: Site, origin: str | None, own_origin: str) -> None:
-        """Requests without Origin (servers, curl) and from this server's own pages are allowed."""
-        if origin is None or origin == own_origin or origin in origins_of(site):
+    def check_origin(self, site: Site, origin: str | None, own_origin: str, required: bool = False) -> None:
+        """Pages of the site's allowed origins and this server's own pages are allowed. A request without Origin
+        (a server, curl) is allowed only where `required` is False: the reads of an analysis the site's check
+        handed out, which browsers make without Origin on a page's own server. Whatever spends the site's quota
+        and model calls, or is stored (checks, feedback), needs an allowed Origin."""
+        if origin is not None and (origin == own_origin or origin in origins_of(site)):
+            return
+        if origin is None and not required:
             return
         allowed = ", ".join(origins_of(site)) or "none yet (unerase site update KEY --origin ...)"
+        if origin is None:
+            raise OriginRequired(
+                f"this request has no Origin header; the widget API answers it only from the site's pages, "
+                f"whose browsers send their origin. Origins allowed for site '{site.key}': {allowed}"
+            )
         raise Forbidden(f"the origin {origin} is not allowed for site '{site.key}'; allowed: {allowed}")
 
     def limit(self, site: Site, client: str) -> None:

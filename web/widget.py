@@ -110,6 +110,7 @@ class Widget:
     def __init__(self, services: Services) -> None:
         self.services = services
         self._memory_keys: OrderedDict[str, str] = OrderedDict()  # no-store sites: content key -> analysis id
+        self._memory_sites: OrderedDict[str, str] = OrderedDict()  # no-store sites: analysis id -> site key
         # finished documents ready to send, with the time they were made: another worker process may
         # record a moderator's decision, which this one learns by rebuilding after DOCUMENT_SECONDS
         self.documents: OrderedDict[str, tuple[float, str, bytes]] = OrderedDict()
@@ -150,6 +151,17 @@ class Widget:
                 session.flush()
                 session.add(WidgetResult(cache_key=key, site_key=site.key, analysis_id=record.id))
             session.commit()
+
+    def owns(self, site: Site, analysis_id: str) -> bool:
+        """Whether the site's widget made this analysis: a site's posts are served by its own widget only, not by
+        another site's (whose key is as public) nor by the public API (web.routes.analyses.load_record)."""
+        if not site.store:
+            return self._memory_sites.get(analysis_id) == site.key
+        with Session(self.services.store.engine) as session:
+            query = select(WidgetResult.cache_key).where(
+                WidgetResult.analysis_id == analysis_id, WidgetResult.site_key == site.key
+            )
+            return session.exec(query.limit(1)).first() is not None
 
     def _events(self, analysis_id: str) -> list[StoredEvent] | None:
         if analysis_id in self.services.runs.memory:
@@ -206,8 +218,11 @@ class Widget:
             known[key] = record.id
             if not site.store:
                 self._memory_keys[key] = record.id
+                self._memory_sites[record.id] = site.key
                 while len(self._memory_keys) > 50_000:
                     self._memory_keys.popitem(last=False)
+                while len(self._memory_sites) > 50_000:
+                    self._memory_sites.popitem(last=False)
             runs.append(
                 services.runs.start(
                     record.id,
@@ -230,13 +245,15 @@ class Widget:
             answers.append(summary(analysis_id, post.id, events, site, decided.get(analysis_id)))
         return answers
 
-    async def document(self, analysis_id: str, site: Site | None = None) -> bytes | None:
-        """The analysis as the API's JSON document (bytes), its decision as `site` shows it (the site's τ and
-        calibration); finished ones are kept ready to send."""
-        site_key = site.key if site is not None else ""
+    async def document(self, analysis_id: str, site: Site) -> bytes | None:
+        """The site's analysis as the API's JSON document (bytes), its decision as the site shows it (the site's
+        τ and calibration), its links to the widget's endpoints; None if the site did not make it. Finished ones
+        are kept ready to send."""
         cached = self.documents.get(analysis_id)
-        if cached is not None and cached[1] == site_key and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
+        if cached is not None and cached[1] == site.key and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
             return cached[2]
+        if not await run_in_threadpool(self.owns, site, analysis_id):
+            return None
         services = self.services
         memory = services.runs.memory.get(analysis_id)
         run = services.runs.current(analysis_id)
@@ -250,14 +267,16 @@ class Widget:
                 return None
             record, events = found, json.loads(found.events)
         document = analysis_document(record, events)
-        if site is not None and document["decision"] is not None:
+        base = f"/api/v1/widget/{site.key}/analyses/{analysis_id}"
+        document["links"] = {"self": base, "events": f"{base}/events"}  # the public API does not serve it
+        if document["decision"] is not None:
             document["decision"] = as_site_shows(site, {"type": "decision", "data": document["decision"]})["data"]
         decided = await run_in_threadpool(latest_decisions, services.store.engine, [analysis_id])
         if analysis_id in decided:
             document = apply_to_document(document, decided[analysis_id])
         body = json.dumps(document, ensure_ascii=False).encode()
         if record.status == "complete":
-            self.documents[analysis_id] = (time.monotonic(), site_key, body)
+            self.documents[analysis_id] = (time.monotonic(), site.key, body)
             while len(self.documents) > DOCUMENTS:
                 self.documents.popitem(last=False)
         return body

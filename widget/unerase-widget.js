@@ -233,6 +233,17 @@
     method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data),
   });
 
+  // The server refuses the preflight of a page it does not serve, which leaves fetch only "Failed to fetch";
+  // a plain GET needs no preflight, and its refusal (readable from any page) says why
+  async function refusal(api, fetchFn) {
+    try {
+      const res = await fetchFn(api + "/site", { credentials: "omit" });
+      return res.ok ? null : await problem(res);
+    } catch (e) {
+      return null;
+    }
+  }
+
   // Labels for posts: finished answers from this session's memo, the rest in one request per 100 posts.
   // Resolves to {show, results: Map post id -> result}, or to null after one warning when the server refuses
   // the site or cannot be reached (the page then shows nothing at all).
@@ -256,7 +267,7 @@
         }
         body = await res.json();
       } catch (e) {
-        warn("no answer from " + api + " (" + e.message + ")");
+        warn((await refusal(api, fetchFn)) || "no answer from " + api + " (" + e.message + ")");
         return null;
       }
       show = !!(body.site && body.site.show_checked);

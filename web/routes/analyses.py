@@ -70,9 +70,11 @@ async def create_record(
     return record
 
 
-async def load_record(services: Services, analysis_id: str) -> AnalysisRecord:
+async def load_record(services: Services, analysis_id: str, sites: bool = False) -> AnalysisRecord:
+    """A stored analysis. Those a site's widget made are the site's, served by its widget endpoints only
+    (`sites`: True where the person whose post it is reads it, the statement of reasons)."""
     record = await run_in_threadpool(services.store.analysis, analysis_id)
-    if record is None:
+    if record is None or (record.source == "widget" and not sites):
         raise NotFound(f"no analysis has the id '{analysis_id}'; ids are returned by POST /api/v1/analyses")
     return record
 

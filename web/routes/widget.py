@@ -17,9 +17,10 @@ from engine.paths import PROJECT_ROOT
 from web.bodies import JsonBody
 from web.deps import ServicesDep
 from web.errors import NotFound
-from web.models import AnalysisRecord, Feedback, Site
+from web.models import Feedback, Site
 from web.ratelimit import client_address
 from web.routes.analyses import PROBLEM_RESPONSES
+from web.services import Services
 from web.sites import UnknownSite
 from web.sse import json_message, last_event_id, numbered, respond
 from web.widget import MAX_POSTS, Post, as_site_shows
@@ -50,20 +51,35 @@ def own_origin(request: Request) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
 
 
-async def allowed_site(site_key: str, request: Request, services: ServicesDep) -> Site:
-    """The site named by the key, if the request comes from one of its origins; counted against its limit."""
+async def known_site(site_key: str, services: Services) -> Site:
     known, site = services.sites.cached(site_key)
     if not known:
         site = await run_in_threadpool(services.sites.get, site_key)
     if site is None:
         raise UnknownSite(f"no site has the key '{site_key}'; register one with `unerase site add`")
+    return site
+
+
+async def allowed_site(site_key: str, request: Request, services: ServicesDep) -> Site:
+    """The site named by the key, if the request does not come from another origin; counted against its limit.
+    Reads of an analysis need no Origin (a browser sends none to its own server's pages)."""
+    site = await known_site(site_key, services)
     services.sites.check_origin(site, request.headers.get("origin"), own_origin(request))
-    if request.method != "OPTIONS":
-        services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
+    services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
+    return site
+
+
+async def site_for_page(site_key: str, request: Request, services: ServicesDep) -> Site:
+    """The site named by the key, if the request comes from one of its pages (an allowed Origin is required:
+    checks and feedback spend the site's quota, its model calls and its storage); counted against its limit."""
+    site = await known_site(site_key, services)
+    services.sites.check_origin(site, request.headers.get("origin"), own_origin(request), required=True)
+    services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
     return site
 
 
 SiteDep = Annotated[Site, Depends(allowed_site)]
+PageSiteDep = Annotated[Site, Depends(site_for_page)]
 
 
 def cors(response: Response, request: Request) -> Response:
@@ -76,10 +92,11 @@ def cors(response: Response, request: Request) -> Response:
 
 @router.options("/api/v1/widget/{site_key}/{rest:path}", include_in_schema=False)
 async def preflight(site_key: str, request: Request, services: ServicesDep) -> Response:
-    """Answered for every origin: the request that follows is refused with a readable reason, which the
-    widget prints, where a refused preflight would leave it only "failed to fetch"."""
-    if await run_in_threadpool(services.sites.get, site_key) is None:
-        raise UnknownSite(f"no site has the key '{site_key}'; register one with `unerase site add`")
+    """Answered for the site's allowed origins (and this server's) only: any other origin, `null` included,
+    gets a 403 with no CORS headers, so its browser never sends the request. The widget on such a page learns
+    the reason from GET …/site, which needs no preflight and whose refusal any page can read."""
+    site = await known_site(site_key, services)
+    services.sites.check_origin(site, request.headers.get("origin"), own_origin(request), required=True)
     response = Response(status_code=204)
     response.headers.update(
         {
@@ -91,8 +108,14 @@ async def preflight(site_key: str, request: Request, services: ServicesDep) -> R
     return cors(response, request)
 
 
+@router.get("/api/v1/widget/{site_key}/site", responses=PROBLEM_RESPONSES)
+async def site_settings(site: SiteDep, request: Request) -> Response:
+    """Whether this page may use the site (403 with the reason if not), and the site's settings for the widget."""
+    return cors(JSONResponse({"site": {"show_checked": site.show_checked}}), request)
+
+
 @router.post("/api/v1/widget/{site_key}/check", responses=PROBLEM_RESPONSES)
-async def check(body: CheckRequest, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+async def check(body: CheckRequest, site: PageSiteDep, request: Request, services: ServicesDep) -> Response:
     """Labels for up to 100 posts in one request (flagged, needs_review, not_flagged, or pending while running)."""
     if not 1 <= len(body.posts) <= MAX_POSTS:
         raise InputTooLarge(f"{len(body.posts)} posts were sent; between 1 and {MAX_POSTS} are accepted per request")
@@ -120,6 +143,8 @@ async def analysis(analysis_id: str, site: SiteDep, request: Request, services: 
 
 @router.get("/api/v1/widget/{site_key}/analyses/{analysis_id}/events", responses=PROBLEM_RESPONSES)
 async def events(analysis_id: str, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+    if not await run_in_threadpool(services.widget.owns, site, analysis_id):
+        raise NotFound(f"no analysis has the id '{analysis_id}'")
     record = services.runs.memory.get(analysis_id, (None, None))[0] or await run_in_threadpool(
         services.store.analysis, analysis_id
     )
@@ -132,12 +157,9 @@ async def events(analysis_id: str, site: SiteDep, request: Request, services: Se
 
 
 @router.post("/api/v1/widget/{site_key}/feedback", status_code=201, responses=PROBLEM_RESPONSES)
-async def feedback(body: FeedbackRequest, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+async def feedback(body: FeedbackRequest, site: PageSiteDep, request: Request, services: ServicesDep) -> Response:
     """A reader's "Helpful" / "This is wrong", stored for moderators."""
-    stored_record: AnalysisRecord | None = None
-    if body.analysis_id not in services.runs.memory:
-        stored_record = await run_in_threadpool(services.store.analysis, body.analysis_id)
-    if body.analysis_id not in services.runs.memory and stored_record is None:
+    if not await run_in_threadpool(services.widget.owns, site, body.analysis_id):
         raise NotFound(f"no analysis has the id '{body.analysis_id}'")
     comment = (body.comment or "").strip() or None
     stored = Feedback(
