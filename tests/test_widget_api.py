@@ -120,10 +120,19 @@ def test_origins_and_keys_are_checked_and_errors_are_readable_everywhere(api: Te
 def test_feedback_is_stored_and_visible_to_admins(api: TestClient) -> None:
     key = add_site(api)
     analysis_id = check(api, key, POSTS[:1])["results"][0]["analysis_id"]  # type: ignore[index]
-    for helpful, comment in ((True, None), (False, "  it is a quote  ")):
+    for reader, helpful, comment in (
+        ("first-reader-0001", True, None),
+        ("other-reader-0002", False, "  it is a quote  "),
+    ):
         response = api.post(
             f"/api/v1/widget/{key}/feedback",
-            json={"analysis_id": analysis_id, "post_id": "p1", "helpful": helpful, "comment": comment},
+            json={
+                "analysis_id": analysis_id,
+                "post_id": "p1",
+                "helpful": helpful,
+                "comment": comment,
+                "reader": reader,
+            },
             headers={"Origin": FORUM},
         )
         assert response.status_code == 201 and response.headers["access-control-allow-origin"] == FORUM

@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import inspect, text
 from sqlmodel import Session, col, func, select
 
-from web.models import AnalysisRecord, WidgetResult
+from web.db import make_engine
+from web.models import AnalysisRecord, Feedback, Site, WidgetResult
 from web.widget import Widget
 
+from .postgres import database_url_or_skip, fresh_schema_url
 from .webapp import client_on
 
 FORUM = "https://forum.example"
@@ -179,3 +182,68 @@ def test_a_sites_posts_are_served_by_its_widget_only(api: TestClient, store: boo
     assert api.get(f"/api/v1/widget/{key}/analyses/{public}", headers={"Origin": FORUM}).status_code == 404
     if store:  # the person whose post it is can still read the statement of reasons
         assert api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "application/json"}).status_code == 200
+
+
+def test_one_reader_votes_once_per_analysis(api: TestClient) -> None:
+    key = add_site(api, rate_limit_per_minute=1_000)  # the site's limit per client would stop a script at 120
+    analysis_id = first_analysis(api, key)
+    other_id = first_analysis(api, key, "another junkie post")
+    url = f"/api/v1/widget/{key}/feedback"
+
+    def vote(analysis: str, helpful: bool, reader: str | None, comment: str | None = None) -> int:
+        body = {"analysis_id": analysis, "post_id": "p1", "helpful": helpful, "comment": comment}
+        if reader is not None:
+            body["reader"] = reader
+        response = api.post(url, json=body, headers={"Origin": FORUM})
+        assert response.status_code in (200, 201), response.text
+        return response.status_code
+
+    statuses = [vote(analysis_id, False, "reader-token-0001") for _ in range(400)]
+    assert statuses == [201] + [200] * 399  # the first vote is stored, each repeat answers "already counted"
+    assert vote(analysis_id, True, "reader-token-0001") == 200  # a change of mind replaces the vote
+    assert vote(analysis_id, False, "reader-token-0002", "he quotes it") == 201  # another reader
+    assert vote(other_id, False, "reader-token-0001") == 201  # the same reader on another post
+    # without a token (storage blocked) the reader is the client's address
+    assert [vote(analysis_id, False, None) for _ in range(5)] == [201, 200, 200, 200, 200]
+    stored = api.get(f"/api/v1/sites/{key}/feedback", headers=ADMIN).json()
+    mine = sorted((f["helpful"], f["comment"] or "") for f in stored if f["analysis_id"] == analysis_id)
+    assert mine == [(False, ""), (False, "he quotes it"), (True, "")]
+    assert len(stored) == 4
+    # stored as keyed hashes: neither the token nor the address is in the table
+    engine = api.app.state.services.store.engine  # type: ignore[attr-defined]
+    with Session(engine) as session:
+        readers = session.exec(select(Feedback.reader).where(col(Feedback.site_key) == key)).all()
+    assert len(set(readers)) == 4 and all(r and len(r) == 64 for r in readers)
+    assert not any("reader-token" in r or "testclient" in r for r in readers if r)
+    bad = api.post(url, json={"analysis_id": analysis_id, "helpful": True, "reader": "x"}, headers={"Origin": FORUM})
+    assert bad.status_code == 422 and "'reader'" in bad.json()["detail"]
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_a_database_with_votes_from_before_gets_the_reader_column_and_index(tmp_path: Path, database: str) -> None:
+    def upgrade(url: str) -> None:
+        engine = make_engine(url)
+        with Session(engine) as session:
+            session.add(Site(key="old", name="Old"))
+            session.commit()
+        with engine.begin() as connection:  # the feedback table as it was, with one reader's two votes
+            connection.execute(text("DROP INDEX uq_feedback_reader"))
+            connection.execute(text("ALTER TABLE feedback DROP COLUMN reader"))
+            for _ in range(2):
+                connection.execute(text("INSERT INTO feedback (site_key, analysis_id, post_id, helpful, created_at) "
+                                        "VALUES ('old', 'a1', 'p1', FALSE, CURRENT_TIMESTAMP)"))  # fmt: skip
+        engine.dispose()
+        engine = make_engine(url)  # what starting the new version does
+        try:
+            assert "uq_feedback_reader" in {index["name"] for index in inspect(engine).get_indexes("feedback")}
+            with Session(engine) as session:
+                rows = session.exec(select(Feedback).where(col(Feedback.site_key) == "old")).all()
+            assert [(row.analysis_id, row.reader) for row in rows] == [("a1", None), ("a1", None)]
+        finally:
+            engine.dispose()
+
+    if database == "sqlite":
+        upgrade(f"sqlite:///{tmp_path / 'old.db'}")
+        return
+    with fresh_schema_url(database_url_or_skip()) as schema:
+        upgrade(schema.url)

@@ -233,16 +233,9 @@
     method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data),
   });
 
-  // The server refuses the preflight of a page it does not serve, which leaves fetch only "Failed to fetch";
-  // a plain GET needs no preflight, and its refusal (readable from any page) says why
-  async function refusal(api, fetchFn) {
-    try {
-      const res = await fetchFn(api + "/site", { credentials: "omit" });
-      return res.ok ? null : await problem(res);
-    } catch (e) {
-      return null;
-    }
-  }
+  // a refused preflight hides the reason; GET …/site needs none and gives it
+  const refusal = (api, fetchFn) => fetchFn(api + "/site", { credentials: "omit" })
+    .then((res) => (res.ok ? null : problem(res)), () => null);
 
   // Labels for posts: finished answers from this session's memo, the rest in one request per 100 posts.
   // Resolves to {show, results: Map post id -> result}, or to null after one warning when the server refuses
@@ -360,6 +353,20 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     return d;
   }
 
+  // a random reader token, so a repeated vote counts once (null where storage is blocked)
+  function readerToken(storage) {
+    try {
+      let t = storage.getItem("unerase:reader");
+      if (!/^[0-9a-f]{32}$/.test(t)) {
+        t = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => (b + 256).toString(16).slice(1)).join("");
+        storage.setItem("unerase:reader", t);
+      }
+      return t;
+    } catch {
+      return null;
+    }
+  }
+
   // "Helpful" / "This is wrong" (with an optional comment), then a thank-you that takes the focus
   function feedback(ctx, analysisId, postId) {
     const s = ctx.s;
@@ -371,8 +378,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       const text = comment ? comment.value.trim() : "";
       box.querySelectorAll("button").forEach((b) => (b.disabled = true));
       try {
-        const res = await sendJson(fetch, ctx.api + "/feedback",
-          { analysis_id: analysisId, post_id: postId, helpful, comment: helpful ? null : text || null });
+        const res = await sendJson(fetch, ctx.api + "/feedback", { analysis_id: analysisId, post_id: postId, helpful,
+          comment: helpful ? null : text || null, reader: readerToken(ctx.local) });
         if (!res.ok) throw new Error(await problem(res));
         const thanks = el("p", { role: "status", tabindex: "-1" }, s.thanks);
         box.replaceChildren(thanks);
@@ -636,8 +643,10 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     const site = tag && tag.getAttribute("data-site");
     if (!site) return warnOnce("the widget's <script> tag needs a data-site attribute with the site key");
     let storage = null;
+    let local = null;
     try {
       storage = window.sessionStorage; // reading it throws where storage is blocked
+      local = window.localStorage;
     } catch (e) { /* no memo then */ }
     const page = document.documentElement.getAttribute("lang");
     const ui = pickLanguage(tag.getAttribute("data-lang"), page, navigator.language);
@@ -648,6 +657,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       lang: primary(page) || null,
       showAttr: tag.getAttribute("data-show-checked") === "true",
       store: memo(storage, site),
+      local,
       docs: new Map(), // finished analysis documents, so reopening a panel does not fetch again
       placed: new WeakMap(),
       seen: new WeakSet(),
@@ -663,6 +673,6 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   }
   if (typeof module === "object" && module.exports) {
     module.exports = { TEXTS, CATS, LABELS, SEVS, pickLanguage, strings, fnv1a, chunk, cpToUtf16Index, segments,
-      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts };
+      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken };
   }
 })();

@@ -45,6 +45,14 @@ class FeedbackRequest(JsonBody):
     post_id: str = Field(default="", max_length=200)
     helpful: bool
     comment: str | None = Field(default=None, max_length=2_000)
+    reader: str | None = Field(
+        default=None,
+        min_length=16,
+        max_length=64,
+        pattern="^[A-Za-z0-9_-]+$",
+        description="A random token the widget keeps for its reader (localStorage): one vote per reader and "
+        "analysis is counted. Without it the client's address stands for the reader.",
+    )
 
 
 def own_origin(request: Request) -> str:
@@ -158,15 +166,24 @@ async def events(analysis_id: str, site: SiteDep, request: Request, services: Se
 
 @router.post("/api/v1/widget/{site_key}/feedback", status_code=201, responses=PROBLEM_RESPONSES)
 async def feedback(body: FeedbackRequest, site: PageSiteDep, request: Request, services: ServicesDep) -> Response:
-    """A reader's "Helpful" / "This is wrong", stored for moderators."""
+    """A reader's "Helpful" / "This is wrong", stored for moderators: one vote per reader and analysis (201 for a
+    first vote, 200 for a repeat, which replaces the reader's earlier vote)."""
     if not await run_in_threadpool(services.widget.owns, site, body.analysis_id):
         raise NotFound(f"no analysis has the id '{body.analysis_id}'")
     comment = (body.comment or "").strip() or None
+    address = client_address(request, services.settings.trust_forwarded_for)
+    reader = await run_in_threadpool(services.sites.reader, site, body.analysis_id, body.reader, address)
     stored = Feedback(
-        site_key=site.key, analysis_id=body.analysis_id, post_id=body.post_id, helpful=body.helpful, comment=comment
+        site_key=site.key,
+        analysis_id=body.analysis_id,
+        post_id=body.post_id,
+        helpful=body.helpful,
+        comment=comment,
+        reader=reader,
     )
-    stored = await run_in_threadpool(services.sites.add_feedback, stored)
-    return cors(JSONResponse({"id": stored.id}, status_code=201), request)
+    stored, new = await run_in_threadpool(services.sites.add_feedback, stored)
+    # a repeat vote is answered like the first, with 200: it replaced the reader's vote, and counts once
+    return cors(JSONResponse({"id": stored.id}, status_code=201 if new else 200), request)
 
 
 class Script:
