@@ -328,6 +328,24 @@ def test_feedback_from_two_panels_reaches_the_site_admin(page: Page, forum: Foru
     )
     save_screenshot(page, "widget-feedback-sent")
 
+    # The same reader changes their mind after a reload: the widget sends the reader token it keeps, so the new
+    # vote replaces the first instead of being counted beside it.
+    assert re.fullmatch(r"[0-9a-f]{32}", page.evaluate("localStorage.getItem('unerase:reader')") or "")
+    page.reload()
+    wait_until_settled(page, forum.key, len(thread.posts))
+    again = open_by_mouse(page, FLAGGED_POST)
+    again.get_by_role("button", name="This is wrong").click()
+    again.get_by_role("button", name="Send").click()
+    expect(again.get_by_role("status")).to_have_text("Thanks for your feedback.", timeout=PANEL_TIMEOUT_MS)
+    stored = call(feedback_url, token=TOKEN)
+    received = sorted((item["post_id"], item["analysis_id"], item["helpful"], item["comment"]) for item in stored)
+    assert received == sorted(
+        [
+            (FLAGGED_POST, results[FLAGGED_POST]["analysis_id"], False, None),
+            (OTHER_FLAGGED_POST, results[OTHER_FLAGGED_POST]["analysis_id"], False, comment),
+        ]
+    )
+
 
 def refused_check(app: str, key: str, origin: str) -> dict[str, Any]:
     """The problem+json a check from `origin` gets, asked outside the browser, which hides it behind CORS."""
