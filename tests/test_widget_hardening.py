@@ -180,8 +180,13 @@ def test_a_sites_posts_are_served_by_its_widget_only(api: TestClient, store: boo
     public = api.post("/api/v1/analyses", json={"text": "a public junkie", "lang": "en"}).json()["id"]
     assert api.get(f"/api/v1/analyses/{public}").status_code == 200
     assert api.get(f"/api/v1/widget/{key}/analyses/{public}", headers={"Origin": FORUM}).status_code == 404
-    if store:  # the person whose post it is can still read the statement of reasons
+    if store:  # the person whose post it is can still read the statement of reasons, which links to no public page
         assert api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "application/json"}).status_code == 200
+        page = api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "text/html"})
+        assert page.status_code == 200 and "Why your text was labelled this way" in page.text
+        assert f'href="/analyses/{analysis_id}"' not in page.text
+        public_page = api.get(f"/analyses/{public}/statement", headers={"Accept": "text/html"}).text
+        assert f'href="/analyses/{public}"' in public_page
 
 
 def test_one_reader_votes_once_per_analysis(api: TestClient) -> None:
