@@ -330,7 +330,8 @@ def test_feedback_from_two_panels_reaches_the_site_admin(page: Page, forum: Foru
 
     # The same reader changes their mind after a reload: the widget sends the reader token it keeps, so the new
     # vote replaces the first instead of being counted beside it.
-    assert re.fullmatch(r"[0-9a-f]{32}", page.evaluate("localStorage.getItem('unerase:reader')") or "")
+    token = page.evaluate("localStorage.getItem('unerase:reader')") or ""
+    assert re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", token), token  # crypto.randomUUID()
     page.reload()
     wait_until_settled(page, forum.key, len(thread.posts))
     again = open_by_mouse(page, FLAGGED_POST)

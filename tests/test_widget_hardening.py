@@ -220,7 +220,8 @@ def test_one_reader_votes_once_per_analysis(api: TestClient) -> None:
         readers = session.exec(select(Feedback.reader).where(col(Feedback.site_key) == key)).all()
     assert len(set(readers)) == 4 and all(r and len(r) == 64 for r in readers)
     assert not any("reader-token" in r or "testclient" in r for r in readers if r)
-    bad = api.post(url, json={"analysis_id": analysis_id, "helpful": True, "reader": "x"}, headers={"Origin": FORUM})
+    too_long = {"analysis_id": analysis_id, "helpful": True, "reader": "x" * 201}
+    bad = api.post(url, json=too_long, headers={"Origin": FORUM})
     assert bad.status_code == 422 and "'reader'" in bad.json()["detail"]
 
 

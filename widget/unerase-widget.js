@@ -233,10 +233,6 @@
     method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data),
   });
 
-  // a refused preflight hides the reason; GET …/site needs none and gives it
-  const refusal = (api, fetchFn) => fetchFn(api + "/site", { credentials: "omit" })
-    .then((res) => (res.ok ? null : problem(res)), () => null);
-
   // Labels for posts: finished answers from this session's memo, the rest in one request per 100 posts.
   // Resolves to {show, results: Map post id -> result}, or to null after one warning when the server refuses
   // the site or cannot be reached (the page then shows nothing at all).
@@ -260,7 +256,9 @@
         }
         body = await res.json();
       } catch (e) {
-        warn((await refusal(api, fetchFn)) || "no answer from " + api + " (" + e.message + ")");
+        // a refused preflight hides why; GET …/site (no preflight) tells
+        const res = await fetchFn(api + "/site", { credentials: "omit" }).catch(() => null);
+        warn(res && !res.ok ? await problem(res) : "no answer from " + api + " (" + e.message + ")");
         return null;
       }
       show = !!(body.site && body.site.show_checked);
@@ -353,14 +351,12 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     return d;
   }
 
-  // a random reader token, so a repeated vote counts once (null where storage is blocked)
+  // one random token per reader, so a repeated vote counts once
   function readerToken(storage) {
     try {
+      storage = storage || localStorage;
       let t = storage.getItem("unerase:reader");
-      if (!/^[0-9a-f]{32}$/.test(t)) {
-        t = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => (b + 256).toString(16).slice(1)).join("");
-        storage.setItem("unerase:reader", t);
-      }
+      if (!t) storage.setItem("unerase:reader", (t = crypto.randomUUID()));
       return t;
     } catch {
       return null;
@@ -379,7 +375,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       box.querySelectorAll("button").forEach((b) => (b.disabled = true));
       try {
         const res = await sendJson(fetch, ctx.api + "/feedback", { analysis_id: analysisId, post_id: postId, helpful,
-          comment: helpful ? null : text || null, reader: readerToken(ctx.local) });
+          comment: helpful ? null : text || null, reader: readerToken() });
         if (!res.ok) throw new Error(await problem(res));
         const thanks = el("p", { role: "status", tabindex: "-1" }, s.thanks);
         box.replaceChildren(thanks);
@@ -643,10 +639,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     const site = tag && tag.getAttribute("data-site");
     if (!site) return warnOnce("the widget's <script> tag needs a data-site attribute with the site key");
     let storage = null;
-    let local = null;
     try {
       storage = window.sessionStorage; // reading it throws where storage is blocked
-      local = window.localStorage;
     } catch (e) { /* no memo then */ }
     const page = document.documentElement.getAttribute("lang");
     const ui = pickLanguage(tag.getAttribute("data-lang"), page, navigator.language);
@@ -657,7 +651,6 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       lang: primary(page) || null,
       showAttr: tag.getAttribute("data-show-checked") === "true",
       store: memo(storage, site),
-      local,
       docs: new Map(), // finished analysis documents, so reopening a panel does not fetch again
       placed: new WeakMap(),
       seen: new WeakSet(),

@@ -47,11 +47,10 @@ class FeedbackRequest(JsonBody):
     comment: str | None = Field(default=None, max_length=2_000)
     reader: str | None = Field(
         default=None,
-        min_length=16,
-        max_length=64,
-        pattern="^[A-Za-z0-9_-]+$",
+        max_length=200,
         description="A random token the widget keeps for its reader (localStorage): one vote per reader and "
-        "analysis is counted. Without it the client's address stands for the reader.",
+        "analysis is counted. Opaque to the server, which keeps only a keyed hash of it; without it (or empty) "
+        "the client's address stands for the reader.",
     )
 
 
