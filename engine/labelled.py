@@ -267,6 +267,10 @@ def _jsonl(text: str, name: str, columns: Columns, labels: Labels) -> Iterator[L
             raise LabelledFileError(
                 f"{name}: line {number}, column {exc.colno}: not valid JSON ({exc.msg}); expected one object per line"
             ) from None
+        except RecursionError:  # nested deeper than the parser's stack (`[` x 100,000)
+            raise LabelledFileError(
+                f"{name}: line {number}: the JSON is nested too deeply to read; expected one object per line"
+            ) from None
         if not isinstance(value, dict):
             raise LabelledFileError(f"{name}: line {number}, column 1: expected a JSON object")
         for role, column in _wanted(columns):
