@@ -367,3 +367,9 @@ def test_a_labelled_line_nested_too_deeply_is_a_clear_error() -> None:
     data = b'{"text": "nice post", "label": 0}\n' + b"[" * 100_000 + b"\n"
     with pytest.raises(LabelledFileError, match=r"f.jsonl: line 2: the JSON is nested too deeply to read"):
         list(parse_labelled(data, "f.jsonl", Columns(), Labels()))
+
+
+def test_a_labelled_line_with_a_lone_surrogate_is_a_clear_error() -> None:
+    data = b'{"text": "nice post", "label": 0}\n{"text": "half \\ud800 a pair", "label": 1}\n'
+    with pytest.raises(LabelledFileError, match=r"f.jsonl: line 2, column 'text': holds a lone UTF-16 surrogate"):
+        list(parse_labelled(data, "f.jsonl", Columns(), Labels()))
