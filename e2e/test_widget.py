@@ -17,6 +17,7 @@ import json
 import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -48,9 +49,12 @@ CATEGORY_WORDS = {"migration-colonial-past": "migration and colonial past"}
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def call(url: str, body: object | None = None, token: str | None = None) -> Any:
-    """JSON from a GET (or a POST when `body` is given), as a server or a moderator's script would call."""
+def call(url: str, body: object | None = None, token: str | None = None, origin: str | None = None) -> Any:
+    """JSON from a GET (or a POST when `body` is given), as a server or a moderator's script would call;
+    `origin`: the Origin header a page of that origin would send (the widget's checks need one)."""
     headers = {"Accept": "application/json"}
+    if origin is not None:
+        headers["Origin"] = origin
     data = None
     if body is not None:
         data = json.dumps(body).encode()
@@ -66,6 +70,11 @@ def register_site(app: str, origins: list[str], **fields: object) -> str:
     body = {"name": "e2e forum", "allowed_origins": origins, "rate_limit_per_minute": 10_000, **fields}
     key: str = call(f"{app}/api/v1/sites", body, token=TOKEN)["key"]
     return key
+
+
+def forum_origin_of(forum: Forum) -> str:
+    parts = urllib.parse.urlsplit(forum.url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def category_words(categories: list[str]) -> str:
@@ -215,10 +224,16 @@ def test_buttons_appear_beside_flagged_posts_only_on_another_origin(page: Page, 
             expect(widget).to_have_text("✓ checked")
             expect(widget.get_by_role("button")).to_have_count(0)
 
-    # The API answers a server-side caller with the same labels, from the analyses the widget started.
+    # The API answers a caller that names the forum's origin with the same labels, from the analyses the widget
+    # started; without an Origin a check is refused (a script holding the public key spends nothing).
     seen = checks.results()
     posts = page.evaluate(POSTS)
-    answer = call(f"{forum.app}/api/v1/widget/{forum.key}/check", {"lang": "en", "posts": posts})
+    check_url = f"{forum.app}/api/v1/widget/{forum.key}/check"
+    with pytest.raises(urllib.error.HTTPError) as bare:
+        call(check_url, {"lang": "en", "posts": posts})
+    with bare.value as error:
+        assert error.code == 403 and "has no Origin header" in json.load(error)["detail"]
+    answer = call(check_url, {"lang": "en", "posts": posts}, origin=forum_origin_of(forum))
     assert answer["site"] == {"show_checked": True}
     api = {result["id"]: result for result in answer["results"]}
     assert {pid: result["label"] for pid, result in api.items()} == labels
@@ -313,6 +328,25 @@ def test_feedback_from_two_panels_reaches_the_site_admin(page: Page, forum: Foru
     )
     save_screenshot(page, "widget-feedback-sent")
 
+    # The same reader changes their mind after a reload: the widget sends the reader token it keeps, so the new
+    # vote replaces the first instead of being counted beside it.
+    token = page.evaluate("localStorage.getItem('unerase:reader')") or ""
+    assert re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", token), token  # crypto.randomUUID()
+    page.reload()
+    wait_until_settled(page, forum.key, len(thread.posts))
+    again = open_by_mouse(page, FLAGGED_POST)
+    again.get_by_role("button", name="This is wrong").click()
+    again.get_by_role("button", name="Send").click()
+    expect(again.get_by_role("status")).to_have_text("Thanks for your feedback.", timeout=PANEL_TIMEOUT_MS)
+    stored = call(feedback_url, token=TOKEN)
+    received = sorted((item["post_id"], item["analysis_id"], item["helpful"], item["comment"]) for item in stored)
+    assert received == sorted(
+        [
+            (FLAGGED_POST, results[FLAGGED_POST]["analysis_id"], False, None),
+            (OTHER_FLAGGED_POST, results[OTHER_FLAGGED_POST]["analysis_id"], False, comment),
+        ]
+    )
+
 
 def refused_check(app: str, key: str, origin: str) -> dict[str, Any]:
     """The problem+json a check from `origin` gets, asked outside the browser, which hides it behind CORS."""
@@ -341,7 +375,8 @@ def test_an_origin_the_site_does_not_allow_gets_no_widget(
     finally:
         stranger.close()
     assert message.type == "warning"
-    # the preflight passes, so the refusal itself (problem+json, readable from any origin) reaches the console
+    # the preflight is refused, so the widget asks GET …/site (no preflight) why; that refusal (problem+json,
+    # readable from any origin) reaches the console
     assert f"the origin {stranger.origin} is not allowed for site '{key}'" in message.text
     refusal = refused_check(app, key, stranger.origin)
     assert refusal["status"] == 403

@@ -105,9 +105,9 @@ def test_origins_and_keys_are_checked_and_errors_are_readable_everywhere(api: Te
     )
     assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == FORUM
     assert "POST" in preflight.headers["access-control-allow-methods"]
-    # a preflight from any origin passes, so the refusal of the request itself is readable by the widget
+    # a preflight from another origin is refused (tests/test_widget_hardening.py: the reason is read from …/site)
     other_preflight = api.options(f"/api/v1/widget/{key}/check", headers={"Origin": "https://evil.example"})
-    assert other_preflight.status_code == 204
+    assert other_preflight.status_code == 403 and "access-control-allow-origin" not in other_preflight.headers
     assert api.options("/api/v1/widget/nope/check", headers={"Origin": FORUM}).status_code == 404
     same_origin = api.post(
         f"/api/v1/widget/{key}/check", json={"posts": POSTS[:1]}, headers={"Origin": "http://testserver"}
@@ -120,14 +120,25 @@ def test_origins_and_keys_are_checked_and_errors_are_readable_everywhere(api: Te
 def test_feedback_is_stored_and_visible_to_admins(api: TestClient) -> None:
     key = add_site(api)
     analysis_id = check(api, key, POSTS[:1])["results"][0]["analysis_id"]  # type: ignore[index]
-    for helpful, comment in ((True, None), (False, "  it is a quote  ")):
+    for reader, helpful, comment in (
+        ("first-reader-0001", True, None),
+        ("other-reader-0002", False, "  it is a quote  "),
+    ):
         response = api.post(
             f"/api/v1/widget/{key}/feedback",
-            json={"analysis_id": analysis_id, "post_id": "p1", "helpful": helpful, "comment": comment},
+            json={
+                "analysis_id": analysis_id,
+                "post_id": "p1",
+                "helpful": helpful,
+                "comment": comment,
+                "reader": reader,
+            },
             headers={"Origin": FORUM},
         )
         assert response.status_code == 201 and response.headers["access-control-allow-origin"] == FORUM
-    missing = api.post(f"/api/v1/widget/{key}/feedback", json={"analysis_id": "x", "helpful": True})
+    missing = api.post(
+        f"/api/v1/widget/{key}/feedback", json={"analysis_id": "x", "helpful": True}, headers={"Origin": FORUM}
+    )
     assert missing.status_code == 404
     stored = api.get(f"/api/v1/sites/{key}/feedback", headers=ADMIN).json()
     assert [(f["helpful"], f["comment"], f["post_id"]) for f in stored] == [

@@ -256,7 +256,9 @@
         }
         body = await res.json();
       } catch (e) {
-        warn("no answer from " + api + " (" + e.message + ")");
+        // a refused preflight hides why; GET …/site (no preflight) tells
+        const res = await fetchFn(api + "/site", { credentials: "omit" }).catch(() => null);
+        warn(res && !res.ok ? await problem(res) : "no answer from " + api + " (" + e.message + ")");
         return null;
       }
       show = !!(body.site && body.site.show_checked);
@@ -349,6 +351,18 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     return d;
   }
 
+  // one random token per reader, so a repeated vote counts once
+  function readerToken(storage) {
+    try {
+      storage = storage || localStorage;
+      let t = storage.getItem("unerase:reader");
+      if (!t) storage.setItem("unerase:reader", (t = crypto.randomUUID()));
+      return t;
+    } catch {
+      return null;
+    }
+  }
+
   // "Helpful" / "This is wrong" (with an optional comment), then a thank-you that takes the focus
   function feedback(ctx, analysisId, postId) {
     const s = ctx.s;
@@ -360,8 +374,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       const text = comment ? comment.value.trim() : "";
       box.querySelectorAll("button").forEach((b) => (b.disabled = true));
       try {
-        const res = await sendJson(fetch, ctx.api + "/feedback",
-          { analysis_id: analysisId, post_id: postId, helpful, comment: helpful ? null : text || null });
+        const res = await sendJson(fetch, ctx.api + "/feedback", { analysis_id: analysisId, post_id: postId, helpful,
+          comment: helpful ? null : text || null, reader: readerToken() });
         if (!res.ok) throw new Error(await problem(res));
         const thanks = el("p", { role: "status", tabindex: "-1" }, s.thanks);
         box.replaceChildren(thanks);
@@ -652,6 +666,6 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   }
   if (typeof module === "object" && module.exports) {
     module.exports = { TEXTS, CATS, LABELS, SEVS, pickLanguage, strings, fnv1a, chunk, cpToUtf16Index, segments,
-      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts };
+      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken };
   }
 })();

@@ -21,12 +21,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from engine.deferral import DeferralError, Values
 from engine.errors import UneraseError
 from web import auth, deferral
+from web.bodies import JsonBody
 from web.deps import ServicesDep, TemplatesDep
 from web.errors import Closed, NotFound, Unauthorized
 from web.models import Site, iso
@@ -115,7 +116,7 @@ async def check_csrf(request: Request, services: Services, given: str) -> None:
         raise Closed("the form's security token is missing or wrong; reload the admin page and try again")
 
 
-class SiteFields(BaseModel):
+class SiteFields(JsonBody):
     name: str | None = Field(default=None, max_length=200)
     allowed_origins: list[str] | None = Field(default=None, description='e.g. ["https://forum.example"]')
     languages: list[str] | None = Field(default=None, description="Empty: every loaded language.")
