@@ -41,9 +41,7 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
     judged = [(h, verdicts[h.id]) for h in hits if h.id in verdicts]
     mentions = [(h, v) for h, v in judged if v.mention and v.status != "neutral"]
     contentious = [v for _, v in judged if v.status == "contentious" and not v.mention]
-    unsure = [
-        h for h in hits if h.id not in verdicts or (verdicts[h.id].status == "undetermined" and not verdicts[h.id].mention)
-    ]
+    unsure = [h for h in hits if h.id not in verdicts or _undecided(verdicts[h.id])]
     hateful = targeting.status == "hateful"
     categories = tuple(
         dict.fromkeys(
@@ -80,9 +78,7 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
     else:
         label = "not_flagged"
         # a mention is as sure as the rule that recognised it, whatever (or however unsure) its sense
-        stage_confidences = [
-            max(v.confidence, USE_CONFIDENCE) if v.mention else v.confidence for _, v in judged
-        ]
+        stage_confidences = [max(v.confidence, USE_CONFIDENCE) if v.mention else v.confidence for _, v in judged]
         if targeting.status == "skipped":
             reasons.append("vocabulary-only mode: attacks without a vocabulary term were not checked")
             stage_confidences.append(VOCABULARY_ONLY_CLEAR_CONFIDENCE)
@@ -98,6 +94,10 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
     return Decision(
         label, severity(contentious, hits, targeting, label), confidence, categories, tuple(reasons), proposed, uses
     )
+
+
+def _undecided(verdict: Verdict) -> bool:
+    return verdict.status == "undetermined" and not verdict.mention
 
 
 def severity(contentious: Sequence[Verdict], hits: Sequence[Hit], targeting: Targeting, label: Label) -> Severity:

@@ -56,7 +56,8 @@ class AnalysisStarted:
 class HitFound:
     type: ClassVar[str] = "hit"
     hit: Hit
-    use: str = "attack"  # how the rules read the hit's use (engine.uses): attack, quoted, reported, reclaimed, historical
+    # how the rules read the hit's use (engine.uses): attack, quoted, reported, reclaimed or historical
+    use: str = "attack"
     use_cue: str = ""  # the evidence for it: a cue phrase or "quotation marks"
 
     def to_dict(self) -> dict[str, Any]:

@@ -128,7 +128,8 @@ class UseRules:
         notes = data.get("notes") or {}
         unknown = sorted(set(notes) - MENTIONS)
         if unknown:
-            raise UseRulesError(f"{where}: notes: {', '.join(unknown)} not known; accepted: {', '.join(sorted(MENTIONS))}")
+            accepted = ", ".join(sorted(MENTIONS))
+            raise UseRulesError(f"{where}: notes: {', '.join(unknown)} not known; accepted: {accepted}")
         attack_quote = cls_cues(data.get("attack_before_quote") or (), where)
         return cls(
             language,
@@ -179,9 +180,9 @@ class UseRules:
             if tuple(after[: len(cue.words)]) == cue.words:
                 rank = (0, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
                 best = rank if best is None or rank[:3] < best[:3] else best
-        cue = best[3] if best is not None else None
-        if cue is not None and cue.kind != "attack":
-            return UseReading(cue.kind, cue.text)  # type: ignore[arg-type]
+        nearest = best[3] if best is not None else None
+        if nearest is not None and nearest.kind != "attack":
+            return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
         opening = self._quoted(text, hit.start, hit.end)
         if opening is not None:
             outside = _words(text[_sentence_start(text, opening) : opening])
@@ -189,7 +190,7 @@ class UseRules:
                 if _distance_before(outside, scare, 0) == 0:
                     return UseReading("attack", scare.text)  # scare quotes aimed at someone: `you "..."`
             return UseReading("quoted", "quotation marks")
-        return UseReading("attack", cue.text if cue is not None else "")
+        return UseReading("attack", nearest.text if nearest is not None else "")
 
     def note(self, use: str, surface: str) -> str:
         """The sentence that tells readers which use was recognised ("" for an attack)."""
