@@ -10,7 +10,9 @@ Deliberate choices (do not "fix"):
 - The default is `attack`: a hit with no cue is used against someone. A rule can only take a hit *out* of
   the flagged path when a cue says so, and an attack cue nearer to the hit (or right before a quotation mark:
   `you "..."`, scare quotes) wins over a farther mention cue.
-- Only the hit's own sentence is read; the nearest cue decides, the longer cue at equal distance.
+- Only the hit's own sentence is read; the nearest cue decides, the longer cue at equal distance. A reclaimed
+  or historical cue comes before quotation marks (`the painting titled "..."`), quotation marks before a
+  reported cue (`he wrote "..."` is quoted).
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -36,8 +38,10 @@ CUE_KINDS = ("attack", "reported", "reclaimed", "historical")
 # how sure a recognised mention makes a "not flagged" decision: rules read a few words, not the meaning
 USE_CONFIDENCE = 0.7
 SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
+WILDCARD = "*"
+WILDCARD_WORDS = 3  # "chamou a minha mulher de ...": who was called something takes a few words
 GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and the hit ("called me a dirty ...")
-_WORD = re.compile(r"[\w']+")
+_WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
 _APOSTROPHE_MARKS = {"'", "’"}
@@ -71,8 +75,9 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _words(text: str) -> list[str]:
-    return _WORD.findall(fold(text))
+def _words(text: str, cue: bool = False) -> list[str]:
+    words = _WORD.findall(fold(text))
+    return words if cue else [w for w in words if w != WILDCARD]
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,7 @@ class UseRules:
                 for phrase in phrases or ():
                     text = str(phrase).strip()
                     has_gap = text.endswith(GAP)
-                    words = tuple(_words(text.removesuffix(GAP)))
+                    words = tuple(_words(text.removesuffix(GAP), cue=True))
                     if not words:
                         raise UseRulesError(f"{where}: {section}.{kind}: the cue {phrase!r} has no word")
                     found.append(_Cue(words, kind, has_gap, text.removesuffix(GAP).strip()))
@@ -181,7 +186,7 @@ class UseRules:
                 rank = (0, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
                 best = rank if best is None or rank[:3] < best[:3] else best
         nearest = best[3] if best is not None else None
-        if nearest is not None and nearest.kind != "attack":
+        if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
         opening = self._quoted(text, hit.start, hit.end)
         if opening is not None:
@@ -190,6 +195,8 @@ class UseRules:
                 if _distance_before(outside, scare, 0) == 0:
                     return UseReading("attack", scare.text)  # scare quotes aimed at someone: `you "..."`
             return UseReading("quoted", "quotation marks")
+        if nearest is not None and nearest.kind == "reported":
+            return UseReading("reported", nearest.text)
         return UseReading("attack", nearest.text if nearest is not None else "")
 
     def note(self, use: str, surface: str) -> str:
@@ -209,15 +216,22 @@ def cls_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:
 
 
 def _distance_before(words: list[str], cue: _Cue, gap: int) -> int | None:
-    """How many words lie between the cue and the hit, when the cue ends within reach of it."""
-    size = len(cue.words)
-    for distance in range(0, (gap if cue.gap else 0) + 1):
-        end = len(words) - distance
-        if end - size < 0:
-            return None
-        if tuple(words[end - size : end]) == cue.words:
-            return distance
-    return None
+    """How many words lie between the cue and the hit, when the cue ends within reach of it. A `*` inside a cue
+    stands for up to WILDCARD_WORDS words ("called * a": "called my little sister a")."""
+    reach = gap if cue.gap else 0
+    if WILDCARD not in cue.words:
+        size = len(cue.words)
+        for distance in range(0, reach + 1):
+            end = len(words) - distance
+            if end - size < 0:
+                return None
+            if tuple(words[end - size : end]) == cue.words:
+                return distance
+        return None
+    parts = [rf"(?:\S+ ){{0,{WILDCARD_WORDS}}}" if w == WILDCARD else re.escape(w) + " " for w in cue.words]
+    tail = words[-(len(cue.words) * (WILDCARD_WORDS + 1) + reach) :]
+    found = re.search(r"(?:^| )" + "".join(parts) + rf"((?:\S+ ){{0,{reach}}})$", " ".join(tail) + " ")
+    return None if found is None else len(found.group(1).split())
 
 
 def _sentence_start(text: str, at: int, quotes: bool = False) -> int:

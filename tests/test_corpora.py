@@ -18,7 +18,18 @@ from engine.paths import shipped_vocabularies
 from engine.vocabulary.loader import load_vocabulary
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
-KINDS = {"hateful", "neutral", "quoted", "reclaimed", "counter-speech", "name", "obfuscated", "compound"}
+KINDS = {
+    "hateful",
+    "neutral",
+    "quoted",
+    "reported",
+    "reclaimed",
+    "historical",
+    "counter-speech",
+    "name",
+    "obfuscated",
+    "compound",
+}
 
 
 @dataclass(frozen=True)
