@@ -29,7 +29,15 @@ from web.auth import Accounts, normalise_username
 from web.db import make_engine
 from web.models import Site
 from web.settings import get_settings
-from web.sites import Sites, new_key, normalise_origin, parse_list, site_to_dict
+from web.sites import (
+    UNDECIDED_DISPLAYS,
+    Sites,
+    new_key,
+    normalise_origin,
+    parse_list,
+    site_to_dict,
+    undecided_display,
+)
 from web.store import Store
 
 
@@ -58,6 +66,8 @@ def _apply(site: Site, args: argparse.Namespace) -> Site:
         site.store = args.store
     if args.show_checked is not None:
         site.show_checked = args.show_checked
+    if args.show_undecided is not None:
+        site.show_undecided = undecided_display(args.show_undecided)
     if args.rate_limit is not None:
         site.rate_limit_per_minute = args.rate_limit
     return site
@@ -182,6 +192,12 @@ def _site_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--no-store", dest="store", action="store_false", help="keep texts and results in memory only")
     parser.add_argument("--show-checked", dest="show_checked", action="store_true", default=None)
     parser.add_argument("--hide-checked", dest="show_checked", action="store_false")
+    parser.add_argument(
+        "--show-undecided",
+        choices=UNDECIDED_DISPLAYS,
+        help="what readers see on a post nothing could decide: nothing (default), about (a neutral "
+        '"About these words") or review ("Under review"); moderators always see it in the queue',
+    )
     parser.add_argument("--rate-limit", type=int, help="requests per minute per reader")
 
 
