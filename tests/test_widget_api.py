@@ -169,7 +169,8 @@ def test_readers_get_about_this_word_on_mentions_and_nothing_on_undecided_posts_
     assert (results["attack"]["label"], results["attack"]["button"]) == ("flagged", "why")
     assert (results["mention"]["label"], results["mention"]["button"]) == ("not_flagged", "about")
     assert (results["undecided"]["label"], results["undecided"]["button"]) == ("needs_review", None)
-    document = api.get(f"/api/v1/widget/{default}/analyses/{results['mention']['analysis_id']}", headers={"Origin": FORUM})
+    mention = results["mention"]["analysis_id"]
+    document = api.get(f"/api/v1/widget/{default}/analyses/{mention}", headers={"Origin": FORUM})
     decision = document.json()["decision"]
     assert decision["uses"] == ["quoted"] and any("not held against the author" in r for r in decision["reasons"])
     assert document.json()["hits"][0]["use"] == "quoted" and document.json()["hits"][0]["verdict"]["use"] == "quoted"
