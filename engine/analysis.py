@@ -122,12 +122,14 @@ class Analyzer:
         cache: ResultCache | None = None,
         config: AnalyzerConfig | None = None,
         precedents: PrecedentSource | None = None,
+        uses: UseDetector | None = None,
     ) -> None:
         self.detector = detector
         self.precedents = precedents
         self.backends = backends or BackendRouter()
         self.prompts = prompts or Prompts()
-        self.uses = UseDetector(self.prompts.root)
+        # how each hit is used (quoted, reported, reclaimed...): rules in prompts/<lang>/use.yaml unless given
+        self.uses = uses or UseDetector(self.prompts.root)
         self.cache = cache
         self.config = config or AnalyzerConfig()
         self.llm_calls = 0  # calls actually sent to a backend, for tests and benchmarks

@@ -134,6 +134,18 @@ def test_the_nearest_cue_decides_and_a_sentence_end_stops_it() -> None:
     assert read("I'm not a faggot, you are.", "faggot")[0] == "attack"
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        ("en", "that strike left us crippled for a week or more", "crippled"),  # an object "us" reclaims nothing
+        ("fr", "Regarde-moi ce bougnoule qui traîne devant la gare.", "bougnoule"),  # "moi" here is no first person
+        ("it", "Quei deputati sono ascari del governo.", "ascari"),  # "sono" is also "they are"
+    ],
+)
+def test_words_that_only_look_like_first_person_cues_leave_an_attack(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language)[0] == "attack"
+
+
 def test_an_undecided_hit_keeps_its_rules_reading_when_no_rules_exist(tmp_path: Path) -> None:
     (tmp_path / "en").mkdir()
     hits = detector_for("en").detect("We queers are here.", "en").hits
