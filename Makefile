@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test e2e lint bench bench-matcher bench-llm bench-web bench-precedents clean
+.PHONY: setup serve test e2e lint bench bench-matcher bench-llm bench-web bench-precedents bench-uses clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check engine web tests benchmarks e2e
 	$(VENV)/bin/mypy engine web
 
-bench: bench-matcher bench-llm bench-web bench-precedents
+bench: bench-matcher bench-llm bench-web bench-precedents bench-uses
 
 bench-matcher: $(STAMP)
 	$(PY) benchmarks/bench_matcher.py
@@ -45,6 +45,9 @@ bench-web: $(STAMP)
 # Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL).
 bench-precedents: $(STAMP)
 	$(PY) benchmarks/bench_precedents.py
+
+bench-uses: $(STAMP)
+	$(PY) benchmarks/bench_uses.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

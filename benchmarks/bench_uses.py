@@ -13,8 +13,10 @@ behaviour before the rules existed (every hit an attack). Two sets of sentences:
   a careful reader may call them mentions, so this set's attack figure is a floor).
 
 Reported per language and overall: the share of mentions whose decision is not_flagged ("cleared"), the share
-of mentions not flagged at all (not_flagged or needs_review), and the share of attacks flagged. Targets: cleared
-≥ 0.90, attacks flagged ≥ 0.95.
+of mentions not flagged at all (not_flagged or needs_review), the share of attacks flagged, and the share of the
+attacks flagged before the rules that the rules leave flagged ("kept": what the rules cost). Targets: cleared
+≥ 0.90, attacks kept ≥ 0.95. Attacks with an ambiguous word stay undetermined without a model (needs_review)
+with or without the rules, which is why "attacks flagged" is below 1 in both configurations.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import json
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,43 @@ def share(numerator: int, denominator: int) -> str:
     return f"{numerator / denominator:.2f} ({numerator}/{denominator})" if denominator else "-"
 
 
+@dataclass
+class Row:
+    """Counts for one language and configuration; `kept`: attacks flagged here among those flagged before."""
+
+    mentions: int = 0
+    cleared: int = 0  # not_flagged
+    not_flagged: int = 0  # not_flagged or needs_review
+    attacks: int = 0
+    flagged: int = 0
+    flagged_before: int = 0
+    kept: int = 0
+
+    def add(self, mention: bool, label: str, before: str) -> None:
+        if mention:
+            self.mentions += 1
+            self.cleared += label == "not_flagged"
+            self.not_flagged += label != "flagged"
+            return
+        self.attacks += 1
+        self.flagged += label == "flagged"
+        self.flagged_before += before == "flagged"
+        self.kept += before == "flagged" and label == "flagged"
+
+    def cells(self) -> str:
+        return " | ".join(
+            [
+                share(self.cleared, self.mentions),
+                share(self.not_flagged, self.mentions),
+                share(self.flagged, self.attacks),
+                share(self.kept, self.flagged_before),
+            ]
+        )
+
+
+DETECTORS: dict[str, Detector] = {}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--languages", default=",".join(LANGUAGES))
@@ -92,39 +130,31 @@ def main() -> int:
     corpus = items(languages)
     no_rules = Path(tempfile.mkdtemp(prefix="unerase-no-use-rules-"))  # a prompts folder without use.yaml
     started = time.perf_counter()
-    # counts[set][config][language] = [mentions, cleared, not flagged, attacks, flagged]
-    counts: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: [0] * 5)))
-    for language in languages:
-        detector = Detector(load_vocabulary(shipped_vocabularies() / language))
-        of_language = [i for i in corpus if i.language == language]
-        for config, analyzer in (
-            ("rules off (before)", Analyzer(detector, uses=UseDetector(no_rules))),
-            ("use rules", Analyzer(detector)),
-        ):
-            for item, label in zip(of_language, asyncio.run(labels(analyzer, of_language)), strict=True):
-                for name in ("uses.yaml" if not item.held_out else "held out", "all"):
-                    row = counts[name][config][language]
-                    if item.mention:
-                        row[0] += 1
-                        row[1] += label == "not_flagged"
-                        row[2] += label != "flagged"
-                    else:
-                        row[3] += 1
-                        row[4] += label == "flagged"
+    decided: dict[str, list[str]] = {}  # config -> label per item, in corpus order
+    for config, with_rules in (("rules off (before)", False), ("use rules", True)):
+        decided[config] = []
+        for language in languages:
+            detector = DETECTORS.get(language) or DETECTORS.setdefault(
+                language, Detector(load_vocabulary(shipped_vocabularies() / language))
+            )
+            analyzer = Analyzer(detector) if with_rules else Analyzer(detector, uses=UseDetector(no_rules))
+            decided[config] += asyncio.run(labels(analyzer, [i for i in corpus if i.language == language]))
+    ordered = [i for language in languages for i in corpus if i.language == language]
     report: dict[str, Any] = {}
     for name in ("uses.yaml", "held out", "all"):
         print(f"\n## {name}\n")
-        print("| language | config | mentions cleared (not_flagged) | mentions not flagged | attacks flagged |")
-        print("|---|---|---|---|---|")
-        for config in ("rules off (before)", "use rules"):
-            total = [0] * 5
-            for language in languages:
-                row = counts[name][config][language]
-                total = [a + b for a, b in zip(total, row, strict=True)]
-                print(f"| {language} | {config} | {share(row[1], row[0])} | {share(row[2], row[0])} | {share(row[4], row[3])} |")
-                report.setdefault(name, {}).setdefault(config, {})[language] = row
-            print(f"| **all** | {config} | {share(total[1], total[0])} | {share(total[2], total[0])} | {share(total[4], total[3])} |")
-            report[name][config]["all"] = total
+        print("| language | config | mentions cleared | mentions not flagged | attacks flagged | attacks kept |")
+        print("|---|---|---|---|---|---|")
+        for config in decided:
+            rows = {language: Row() for language in (*languages, "all")}
+            for n, item in enumerate(ordered):
+                if name != "all" and item.held_out != (name == "held out"):
+                    continue
+                for row in (rows[item.language], rows["all"]):
+                    row.add(item.mention, decided[config][n], decided["rules off (before)"][n])
+            for language, row in rows.items():
+                print(f"| {'**all**' if language == 'all' else language} | {config} | {row.cells()} |")
+                report.setdefault(name, {}).setdefault(config, {})[language] = row.__dict__
     print(f"\n{len(corpus)} sentences, {time.perf_counter() - started:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
