@@ -53,8 +53,10 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
     reasons: list[str] = []
     for hit, verdict in mentions:
         cue = f" ({verdict.use_cue})" if verdict.use_cue else ""
+        undecided = "could not be decided, and " if verdict.status == "undetermined" else ""
         reasons.append(
-            f"“{hit.surface}” {USE_WORDS.get(verdict.use, verdict.use)}{cue}: explained, not held against the author"
+            f"“{hit.surface}” {undecided}{USE_WORDS.get(verdict.use, verdict.use)}{cue}: "
+            "explained, not held against the author"
         )
     label: Label
     if contentious or hateful:
@@ -90,7 +92,9 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
     if label != "needs_review" and confidence < threshold:
         reasons.append(f"deferred: confidence {confidence:.2f} < τ {threshold:.2f}")
         proposed, label = label, "needs_review"
-    uses = tuple(dict.fromkeys(v.use for _, v in mentions))
+    # the mentions of words known to hurt (contentious), which readers are offered to read about; a mention whose
+    # sense nothing decided ("I'm a native speaker") is named in the reasons only
+    uses = tuple(dict.fromkeys(v.use for _, v in mentions if v.status == "contentious"))
     return Decision(
         label, severity(contentious, hits, targeting, label), confidence, categories, tuple(reasons), proposed, uses
     )

@@ -192,8 +192,13 @@ async def test_a_reclaimed_ambiguous_word_stays_undetermined_but_is_not_sent_to_
     (verdict,) = of(events, Verdict)
     assert verdict.status == "undetermined" and verdict.use == "reclaimed"  # honest: nothing decided its sense
     (decision,) = of(events, Decision)
-    assert decision.label == "not_flagged" and decision.uses == ("reclaimed",)
-    assert decision.confidence >= 0.5
+    assert decision.label == "not_flagged" and decision.confidence >= 0.5
+    # named in the reasons, honestly undecided; no "About this word" is offered for a sense nothing decided
+    assert (
+        "“queers” could not be decided, and is used by the author about their own group (reclaimed) (we)"
+        in (decision.reasons[0])
+    )
+    assert decision.uses == ()
 
 
 async def test_an_undecided_attack_still_goes_to_review_with_its_group(vocabulary_only: Analyzer) -> None:
