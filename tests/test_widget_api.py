@@ -184,6 +184,19 @@ def test_readers_get_about_this_word_on_mentions_and_nothing_on_undecided_posts_
     assert refused.status_code == 422 and "nothing" in refused.text and "review" in refused.text
 
 
+def test_the_button_follows_the_label_the_mentions_and_the_sites_choice() -> None:
+    from web.models import Site
+    from web.widget import button
+
+    for choice, undecided in (("nothing", None), ("about", "words"), ("review", "review")):
+        site = Site(key="k", name="n", show_undecided=choice)
+        assert button(site, "flagged", False) == button(site, "flagged", True) == "why"
+        assert button(site, "not_flagged", False) is None and button(site, "not_flagged", True) == "about"
+        assert button(site, "needs_review", False) == undecided
+        # a post with a quoted slur and an undecided word: what the site chose, or else the quoted word's
+        assert button(site, "needs_review", True) == (undecided or "about")
+
+
 def test_admin_is_closed_without_a_token_and_forms_need_csrf(tmp_path: Path, api: TestClient) -> None:
     with client(tmp_path) as closed:
         response = closed.get("/api/v1/sites", headers=ADMIN)
