@@ -140,6 +140,9 @@ def test_the_nearest_cue_decides_and_a_sentence_end_stops_it() -> None:
         ("en", "that strike left us crippled for a week or more", "crippled"),  # an object "us" reclaims nothing
         ("fr", "Regarde-moi ce bougnoule qui traîne devant la gare.", "bougnoule"),  # "moi" here is no first person
         ("it", "Quei deputati sono ascari del governo.", "ascari"),  # "sono" is also "they are"
+        # a verb of speaking reports only the words right after it, not whatever follows it in the sentence
+        ("en", "I yelled at those wetbacks to get off my land.", "wetbacks"),
+        ("fr", "Je veux dire que les bougnoules n'ont rien à faire ici.", "bougnoules"),
     ],
 )
 def test_words_that_only_look_like_first_person_cues_leave_an_attack(language: str, text: str, surface: str) -> None:
