@@ -59,6 +59,7 @@ DEFAULT_MODEL_CONFIDENCE = 0.7  # a parsed answer from a backend that gives no l
 # a disguised spelling (leetspeak, masks, separators) of an ambiguous term: nobody disguises the neutral sense of a
 # word ("f4gg0t of wood"), the disguise is there to slip a slur past filters
 DISGUISE_CONFIDENCE = 0.75
+USES_ON_LOOP = 50  # hits whose use is read on the event loop; more are read in a thread
 
 logger = logging.getLogger(__name__)
 
@@ -224,7 +225,12 @@ class Analyzer:
             len(hits),
         )
         matcher = self.detector.matcher(lang)
-        readings = self.uses.read(text, hits, lang)  # quoted, reported, reclaimed...: cheap rules, before any hit
+        # quoted, reported, reclaimed...: rules costing some 0.1 ms per hit, read before the first hit is sent; a
+        # text with very many hits is read off the event loop
+        if len(hits) > USES_ON_LOOP:
+            readings = await asyncio.to_thread(self.uses.read, text, hits, lang)
+        else:
+            readings = self.uses.read(text, hits, lang)
 
         def used(verdict: Verdict, model: str | None = None) -> Verdict:
             """The verdict with its hit's use; a model that judged the hit contentious has already weighed quotation

@@ -37,6 +37,7 @@ MENTIONS = frozenset({"quoted", "reported", "reclaimed", "historical"})
 CUE_KINDS = ("attack", "reported", "reclaimed", "historical")
 # how sure a recognised mention makes a "not flagged" decision: rules read a few words, not the meaning
 USE_CONFIDENCE = 0.7
+CONTEXT = 400  # characters read on each side of a hit at most
 SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
@@ -235,22 +236,28 @@ def _distance_before(words: list[str], cue: _Cue, gap: int) -> int | None:
 
 
 def _sentence_start(text: str, at: int, quotes: bool = False) -> int:
-    """Where the sentence holding offset `at` starts; for quotes, a quotation may span sentence ends."""
+    """Where the sentence holding offset `at` starts, at most CONTEXT characters back (a long text costs the same
+    per hit as a short one); for quotes, the paragraph's start, since a quotation may span sentence ends."""
+    floor = max(0, at - CONTEXT)
     if quotes:
-        newline = text.rfind("\n", 0, at)
-        return newline + 1
-    ends = list(_SENTENCE_END.finditer(text, 0, at))
-    return ends[-1].end() if ends else 0
+        newline = text.rfind("\n", floor, at)
+        return newline + 1 if newline >= 0 else floor
+    start = floor
+    for end in _SENTENCE_END.finditer(text, floor, at):
+        start = end.end()
+    return start
 
 
 def _sentence_end(text: str, at: int) -> int:
-    found = _SENTENCE_END.search(text, at)
-    return found.start() if found else len(text)
+    ceiling = min(len(text), at + CONTEXT)
+    found = _SENTENCE_END.search(text, at, ceiling)
+    return found.start() if found else ceiling
 
 
 def _closing(text: str, closing: str, start: int, stop: int) -> int | None:
-    """The first closing mark in text[start:stop] within the paragraph (an apostrophe inside a word does not
-    close)."""
+    """The first closing mark in text[start:stop] within the paragraph and CONTEXT characters (an apostrophe
+    inside a word does not close)."""
+    stop = min(stop, start + CONTEXT)
     newline = text.find("\n", start, stop)
     stop = stop if newline < 0 else newline
     at = text.find(closing, start, stop)
