@@ -427,7 +427,12 @@ class Analyzer:
             return
         parts = list(
             dict.fromkeys(
-                [verdicts[h.id].explanation for h in hits if verdicts[h.id].status == "contentious"]
+                # a quoted or reclaimed word is explained by the vocabulary explanation, which names its use
+                [
+                    verdicts[h.id].explanation
+                    for h in hits
+                    if verdicts[h.id].status == "contentious" and not verdicts[h.id].mention
+                ]
                 + ([targeting.explanation] if targeting.status == "hateful" and targeting.explanation else [])
             )
         )

@@ -280,3 +280,14 @@ def test_a_flagging_term_free_check_still_flags_a_text_with_a_mention() -> None:
 def test_old_verdict_payloads_read_as_attacks() -> None:
     # a stored stream from before uses existed has no "use": Verdict's default keeps the old meaning
     assert Verdict("h1", "contentious", 0.9, "", "vocabulary").to_dict()["use"] == "attack"
+
+
+async def test_with_a_model_a_quoted_unambiguous_slur_is_explained_with_its_use() -> None:
+    # fast mode: the unambiguous hit is decided by the vocabulary, its use by the rules; the model checks the text
+    analyzer = Analyzer(detector_for("en"), BackendRouter(_model_says("contentious")), cache=MemoryCache())
+    events = await analyzer.collect('They called me a "wetback" at school for years.', "en")
+    (verdict,) = of(events, Verdict)
+    assert (verdict.status, verdict.decided_by, verdict.use) == ("contentious", "vocabulary", "quoted")
+    assert of(events, Decision)[0].label == "not_flagged"
+    (explanation,) = of(events, Explanation)
+    assert explanation.text.startswith("“wetback” is quoted here, not used against anyone")
