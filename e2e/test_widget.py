@@ -328,6 +328,12 @@ def test_counter_speech_gets_about_this_word_and_the_site_chooses_what_undecided
         wait_until_settled(page, key, len(thread.posts))
         expect(widget_of(page, UNDECIDED_POST).get_by_role("button", name=words)).to_be_visible()
         expect(widget_of(page, MENTION_POST).get_by_role("button", name="About this word")).to_be_visible()
+    # the neutral panel explains the words and says their meaning here is uncertain, announcing no review
+    panel = open_by_mouse(page, UNDECIDED_POST, "About these words")
+    expect(panel.locator("details")).to_have_count(1)
+    expect(panel).to_contain_text("Meaning uncertain")
+    expect(panel).not_to_contain_text("Decision:")
+    save_screenshot(page, "widget-about-these-words")
 
 
 def test_the_demo_forum_itself_shows_the_same(page: Page, app: str, thread: Thread) -> None:

@@ -15,7 +15,8 @@
   // labels, sevs and cats are lists in the order of LABELS, SEVS and CATS above
   const TEXTS = {
     en: {
-      why: "Why flagged?", review: "Under review", about: "About this word", words: "About these words", checked: "✓ checked", close: "Close", loading: "Loading…",
+      why: "Why flagged?", review: "Under review", about: "About this word", words: "About these words",
+      checked: "✓ checked", close: "Close", loading: "Loading…",
       failed: "Sorry, the explanation could not be loaded.", post: "The post", found: "Words found",
       explanation: "Explanation", decision: "Decision", sev: "severity", targets: "Targets", instead: "Alternatives",
       sources: "Sources", neutral: "Used here in a neutral sense", unsure: "Meaning uncertain", helpful: "Helpful",
@@ -41,7 +42,7 @@
     },
     el: {
       why: "Γιατί επισημάνθηκε;", review: "Υπό έλεγχο", about: "Σχετικά με τη λέξη",
-      words: "Σχετικά με αυτές τις λέξεις", checked: "✓ ελέγχθηκε", close: "Κλείσιμο", loading: "Φόρτωση…",
+      words: "Σχετικά με τις λέξεις", checked: "✓ ελέγχθηκε", close: "Κλείσιμο", loading: "Φόρτωση…",
       failed: "Δυστυχώς η εξήγηση δεν φορτώθηκε.", post: "Η ανάρτηση", found: "Όροι που βρέθηκαν",
       explanation: "Εξήγηση", decision: "Απόφαση", sev: "σοβαρότητα", targets: "Αφορά", instead: "Εναλλακτικές",
       sources: "Πηγές", neutral: "Χρησιμοποιείται εδώ με ουδέτερη σημασία", unsure: "Αβέβαιη σημασία",
@@ -53,7 +54,8 @@
         "μετανάστευση και αποικιακό παρελθόν", "άλλο"],
     },
     de: {
-      why: "Warum markiert?", review: "Wird geprüft", about: "Über dieses Wort", words: "Über diese Wörter", checked: "✓ geprüft", close: "Schließen",
+      why: "Warum markiert?", review: "Wird geprüft", about: "Über dieses Wort", words: "Über diese Wörter",
+      checked: "✓ geprüft", close: "Schließen",
       loading: "Wird geladen…",
       failed: "Die Erklärung konnte leider nicht geladen werden.", post: "Der Beitrag", found: "Gefundene Begriffe",
       explanation: "Erklärung", decision: "Entscheidung", sev: "Schweregrad", targets: "Betrifft",
@@ -67,7 +69,8 @@
         "Aussehen", "Migration und koloniale Vergangenheit", "Sonstiges"],
     },
     nl: {
-      why: "Waarom gemarkeerd?", review: "Wordt beoordeeld", about: "Over dit woord", words: "Over deze woorden", checked: "✓ gecontroleerd", close: "Sluiten",
+      why: "Waarom gemarkeerd?", review: "Wordt beoordeeld", about: "Over dit woord", words: "Over deze woorden",
+      checked: "✓ gecontroleerd", close: "Sluiten",
       loading: "Laden…", failed: "De uitleg kon helaas niet worden geladen.", post: "Het bericht",
       found: "Gevonden woorden", explanation: "Uitleg", decision: "Beslissing", sev: "ernst", targets: "Betreft",
       instead: "Alternatieven", sources: "Bronnen", neutral: "Hier in neutrale betekenis gebruikt",
@@ -80,7 +83,8 @@
         "migratie en koloniaal verleden", "overig"],
     },
     it: {
-      why: "Perché segnalato?", review: "In revisione", about: "Su questa parola", words: "Su queste parole", checked: "✓ verificato", close: "Chiudi",
+      why: "Perché segnalato?", review: "In revisione", about: "Su questa parola", words: "Su queste parole",
+      checked: "✓ verificato", close: "Chiudi",
       loading: "Caricamento…",
       failed: "Spiacenti, non è stato possibile caricare la spiegazione.", post: "Il messaggio",
       found: "Termini trovati", explanation: "Spiegazione", decision: "Decisione", sev: "gravità", targets: "Riguarda",
@@ -182,8 +186,7 @@
     }
   }
 
-  // The server says which button a post gets (why, about, words, review or none: the site chooses what readers see
-  // on undecided posts); an answer without it (an older server) is read from its label
+  // The server names the button (the site chooses it for undecided posts); older answers have only a label
   const BUTTONS = ["why", "about", "words", "review"];
   function buttonLabel(result, s) {
     const b = "button" in result ? result.button : { flagged: "why", needs_review: "review" }[result.label];
@@ -427,7 +430,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     }
     function drawDecision() {
       const d = doc.decision;
-      if (!d) return decision.replaceChildren();
+      // "About these words" explains words and announces no review
+      if (!d || result.button === "words") return decision.replaceChildren();
       const label = result.status === "complete" ? result.label : d.label;
       const cats = (d.categories || []).map((c) => word(s.cats, c)).join(", ");
       decision.replaceChildren(el("b", {}, s.decision + ": "), word(s.labels, label) +
