@@ -136,7 +136,7 @@ class UseRules:
         if unknown:
             accepted = ", ".join(sorted(MENTIONS))
             raise UseRulesError(f"{where}: notes: {', '.join(unknown)} not known; accepted: {accepted}")
-        attack_quote = cls_cues(data.get("attack_before_quote") or (), where)
+        attack_quote = _attack_cues(data.get("attack_before_quote") or (), where)
         return cls(
             language,
             tuple(quotes),
@@ -206,7 +206,7 @@ class UseRules:
         return template.format(surface=surface) if template else ""
 
 
-def cls_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:
+def _attack_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:
     cues = []
     for phrase in phrases:
         words = tuple(_words(str(phrase)))
