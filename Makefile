@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test e2e lint bench bench-matcher bench-llm bench-web bench-precedents bench-uses clean
+.PHONY: setup serve test test-fast e2e lint bench bench-matcher bench-llm bench-web bench-precedents bench-uses clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# A quicker local loop: everything but the tests that run a real language model (CI runs `make test`).
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not llm"
 
 # Only the browser tests (they also run in `make test`); screenshots land in e2e/artifacts/.
 e2e: $(STAMP)

@@ -1,4 +1,4 @@
-"""One analysis as an async stream of typed events (CONTRACTS.md), never failing open.
+"""One analysis as an async stream of typed events (docs/contracts.md), never failing open.
 
 Order: `analysis`, every `hit` (before any model call is awaited), then `verdict`s and the
 `targeting` result as they complete, then `explanation`, `decision` and always `done`.

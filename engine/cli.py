@@ -2,6 +2,8 @@
 
 unerase detect "text" [--lang xx] [--vocab PATH ...] [--json]
 unerase detect --input FILE.jsonl [--output FILE.jsonl]
+unerase eval FILE.csv|FILE.jsonl [--label-column C --positive V ...]   (engine/eval_cli.py)
+unerase audit [--lang xx ...] [--templates FILE]                          (engine/audit_cli.py)
 unerase vocab check|stats [PATH ...]
 unerase vocab import FILE --format FMT [--lang xx] --out PATH
 unerase vocab export PATH [--out FILE.ttl]
@@ -203,6 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
     batch = sub.add_parser("batch", help="analyse every text of a CSV, JSONL or ZIP-of-.txt file")
     batch_cli.add_arguments(batch)
     batch.set_defaults(func=batch_cli.cmd_batch)
+
+    from engine import eval_cli
+
+    evaluation = sub.add_parser("eval", help="measure a configuration on a labelled CSV or JSONL file")
+    eval_cli.add_arguments(evaluation)
+    evaluation.set_defaults(func=eval_cli.cmd_eval)
+
+    from engine import audit_cli
+
+    audit = sub.add_parser("audit", help="counterfactual fairness test: the same sentence about different groups")
+    audit_cli.add_arguments(audit)
+    audit.set_defaults(func=audit_cli.cmd_audit)
 
     vocab = sub.add_parser("vocab", help="check, inspect, import and export vocabularies")
     vsub = vocab.add_subparsers(dest="vocab_command", required=True)

@@ -346,7 +346,7 @@ def test_statement_of_an_automatic_decision(api: TestClient) -> None:
     assert page.status_code == 200 and page.template.name == "statement.html"  # type: ignore[attr-defined]
     assert "decided by automated means alone; no person has looked at it" in page.text
     assert "flagged as hateful or contentious" in page.text and "90 % confident" in page.text
-    assert "<strong>faggot</strong>, which targets: sexual-orientation" in page.text
+    assert "<strong><bdi>faggot</bdi></strong>, which targets: <bdi>sexual-orientation</bdi>" in page.text
     assert "not run (only the vocabulary was used)" in page.text
     assert "Vocabulary only: no language model was used" in page.text
     assert "&lt;b&gt;junkie&lt;/b&gt;" in page.text and "<b>junkie" not in page.text

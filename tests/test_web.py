@@ -80,7 +80,7 @@ def test_html_stream_sends_all_hits_at_once_then_updates_badges(web: TestClient)
     verdict_html = events[3][1]
     assert '<span class="badge verdict undetermined" id="badge-h2" hx-swap-oob="outerHTML">' in verdict_html
     assert 'id="verdict-h2" hx-swap-oob="outerHTML"' in verdict_html
-    assert "“crippled”: undetermined" in verdict_html  # the line read out by the live region
+    assert "“<bdi>crippled</bdi>”: undetermined" in verdict_html  # the line read out by the live region
     assert "Decision: flagged" in events[6][1]  # the undetermined word cannot change the label
 
 

@@ -1,9 +1,12 @@
 """The `unerase` program: the engine's commands plus those that need the web app's database.
 
 unerase site add --name NAME [--origin URL ...] [--lang xx ...] [--mode fast|thorough] [--threshold T]
-                 [--no-store] [--show-checked] [--rate-limit N]
+                 [--no-store] [--show-checked] [--show-undecided nothing|about|review] [--rate-limit N] [--json]
 unerase site list [--json]
-unerase site update KEY [the same options; --store / --no-store, --show-checked / --hide-checked]
+unerase site update KEY [the same options; --store / --no-store, --show-checked / --hide-checked] [--json]
+
+`site add` and `site update` print a summary for a person (the key and the embed snippet on lines of their
+own), or with --json one JSON object and nothing else, for scripts.
 unerase user create NAME [--role moderator|admin] [--password-stdin]
 unerase user passwd NAME [--password-stdin]
 unerase user disable NAME
@@ -73,18 +76,59 @@ def _apply(site: Site, args: argparse.Namespace) -> Site:
     return site
 
 
+EMBED_HOST = "https://YOUR-UNERASE-HOST"
+
+
+def embed_snippet(key: str, host: str = EMBED_HOST) -> str:
+    return f'<script src="{host}/widget.js" data-site="{key}" async></script>'
+
+
 def _print(site: Site) -> None:
     data: dict[str, Any] = site_to_dict(site)
     print(json.dumps(data, ensure_ascii=False))
+
+
+UNDECIDED_WORDS = {
+    "nothing": "readers see nothing (moderators see them in the queue)",
+    "about": "readers see “About these words”",
+    "review": "readers see “Under review”",
+}
+
+
+def _summary(site: Site, done: str) -> None:
+    """The site as a person reads it: what was done, the settings, then the snippet on a line of its own."""
+    data = site_to_dict(site)
+    rows = [
+        ("key", site.key),
+        ("origins", ", ".join(data["allowed_origins"]) or "none (only this server's own pages)"),
+        ("languages", ", ".join(data["languages"]) or "all loaded"),
+        ("mode", site.mode),
+        ("threshold", f"{site.threshold:g}"),
+        ("store texts", "yes" if site.store else "no (kept in memory only)"),
+        ("checked mark", "shown" if site.show_checked else "not shown"),
+        ("undecided", UNDECIDED_WORDS.get(site.show_undecided, site.show_undecided)),
+        ("rate limit", f"{site.rate_limit_per_minute} requests per minute per reader"),
+    ]
+    print(f"{done} “{site.name}”.")
+    for name, value in rows:
+        print(f"  {name + ':':<14}{value}")
+    print("Embed the widget with this line in the forum's pages (replace the host with this server's address):")
+    print(f"  {embed_snippet(site.key)}")
+    print("(--json prints the site as JSON instead.)")
+
+
+def _report(site: Site, args: argparse.Namespace, done: str) -> None:
+    if args.json:
+        _print(site)
+    else:
+        _summary(site, done)
 
 
 def cmd_site_add(args: argparse.Namespace) -> int:
     if not args.name:
         raise UneraseError("a site needs a name: --name NAME")
     site = _sites().save(_apply(Site(key=new_key(), name=args.name), args))
-    _print(site)
-    print(f'embed: <script src="https://YOUR-UNERASE-HOST/widget.js" data-site="{site.key}" async></script>',
-          file=sys.stderr)  # fmt: skip
+    _report(site, args, "Added the site")
     return 0
 
 
@@ -104,7 +148,7 @@ def cmd_site_update(args: argparse.Namespace) -> int:
         site = session.get(Site, args.key)
     if site is None:
         raise UneraseError(f"no site has the key '{args.key}'; `unerase site list` shows them")
-    _print(sites.save(_apply(site, args)))
+    _report(sites.save(_apply(site, args)), args, "Updated the site")
     return 0
 
 
@@ -199,6 +243,7 @@ def _site_options(parser: argparse.ArgumentParser, adding: bool) -> None:
         '"About these words") or review ("Under review"); moderators always see it in the queue',
     )
     parser.add_argument("--rate-limit", type=int, help="requests per minute per reader")
+    parser.add_argument("--json", action="store_true", help="print the site as one JSON object (for scripts)")
 
 
 def build_full_parser() -> argparse.ArgumentParser:
@@ -206,7 +251,7 @@ def build_full_parser() -> argparse.ArgumentParser:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     site = commands.add_parser("site", help="register and configure the sites that embed the widget")
     ssub = site.add_subparsers(dest="site_command", required=True)
-    add = ssub.add_parser("add", help="register a site; prints its key")
+    add = ssub.add_parser("add", help="register a site; prints its key and embed snippet")
     _site_options(add, adding=True)
     add.set_defaults(func=cmd_site_add)
     listing = ssub.add_parser("list", help="the registered sites")
@@ -217,7 +262,38 @@ def build_full_parser() -> argparse.ArgumentParser:
     _site_options(update, adding=False)
     update.set_defaults(func=cmd_site_update)
     _add_user_commands(commands)
+    _add_evaluation_options(commands)
     return parser
+
+
+def cmd_eval_site(args: argparse.Namespace) -> int:
+    """`unerase eval` with HTML reports, and with a registered site's term rules, mode and τ (`--site KEY`)."""
+    from engine.eval_cli import cmd_eval
+    from web.evaluation_report import render_eval_file
+
+    scope = None
+    if args.site:
+        sites = _sites()
+        site = sites.get(args.site)
+        if site is None:
+            raise UneraseError(f"no site has the key '{args.site}'; `unerase site list` shows them")
+        scope = sites.scope(args.site)
+        args.mode, args.threshold = site.mode, site.threshold
+    return cmd_eval(args, report_writer=render_eval_file, scope=scope)
+
+
+def _add_evaluation_options(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`eval --report` and `audit --report` render HTML with the web layer's templates and charts; `eval --site`
+    reads a site's settings from the database."""
+    from functools import partial
+
+    from engine.audit_cli import cmd_audit
+    from web.evaluation_report import render_audit_file
+
+    evaluation = commands.choices["eval"]
+    evaluation.add_argument("--site", help="apply this registered site's term rules, mode and threshold")
+    evaluation.set_defaults(func=cmd_eval_site)
+    commands.choices["audit"].set_defaults(func=partial(cmd_audit, report_writer=render_audit_file))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

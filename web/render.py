@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jinja2 import Environment
+from markupsafe import Markup
 from sse_starlette import ServerSentEvent
 
 from web.store import StoredEvent
@@ -37,8 +38,15 @@ def in_words(stats: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def isolate(value: object) -> Markup:
+    """A curator's, user's or model's string, escaped, in its own bidi isolate (`<bdi>`, also `dir="auto"`):
+    a right-to-left override (U+202E) or right-to-left words in it cannot reorder the page's text around it."""
+    return Markup("<bdi>%s</bdi>") % value
+
+
 def install_filters(env: Environment) -> None:
     env.filters["category"] = category_words
+    env.filters["bdi"] = isolate
 
 
 VERDICT_WORDS = {"contentious": "offensive here", "neutral": "neutral use here", "undetermined": "undetermined"}
@@ -87,7 +95,7 @@ class HTMLStream:
             hit["verdict"] = data
             words = VERDICT_WORDS.get(data["status"], data["status"])
             fragment = (
-                str(m.progress_line(f"“{hit['surface']}”: {words}"))
+                str(m.progress_line(Markup("“{}”: {}").format(isolate(hit["surface"]), words)))
                 + str(m.verdict_badge(hit, True))
                 + str(m.verdict_detail(hit, True))
             )
