@@ -152,7 +152,7 @@ def panel_of(page: Page, post_id: str) -> Locator:
 # right after it keeps them, before the page gets to poll again). A post left for review gets no widget at all
 # on a site that shows readers nothing for it, so the widgets are not counted.
 SETTLED = """([site, posts]) => {
-  const kept = Object.keys(sessionStorage).filter((k) => k.startsWith(`unerase:${site}:t`)).length;
+  const kept = Object.keys(sessionStorage).filter((k) => k.startsWith(`unerase:${site}:u`)).length;
   return kept === posts;
 }"""
 

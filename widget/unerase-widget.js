@@ -41,8 +41,8 @@
         "migration et passé colonial", "autre"],
     },
     el: {
-      why: "Γιατί επισημάνθηκε;", review: "Υπό έλεγχο", about: "Σχετικά με τη λέξη",
-      words: "Σχετικά με τις λέξεις", checked: "✓ ελέγχθηκε", close: "Κλείσιμο", loading: "Φόρτωση…",
+      why: "Γιατί επισημάνθηκε;", review: "Υπό έλεγχο", about: "Για τη λέξη",
+      words: "Για τις λέξεις", checked: "✓ ελέγχθηκε", close: "Κλείσιμο", loading: "Φόρτωση…",
       failed: "Δυστυχώς η εξήγηση δεν φορτώθηκε.", post: "Η ανάρτηση", found: "Όροι που βρέθηκαν",
       explanation: "Εξήγηση", decision: "Απόφαση", sev: "σοβαρότητα", targets: "Αφορά", instead: "Εναλλακτικές",
       sources: "Πηγές", neutral: "Χρησιμοποιείται εδώ με ουδέτερη σημασία", unsure: "Αβέβαιη σημασία",
@@ -186,12 +186,7 @@
     }
   }
 
-  // The server names the button (the site chooses it for undecided posts); older answers have only a label
-  const BUTTONS = ["why", "about", "words", "review"];
-  function buttonLabel(result, s) {
-    const b = "button" in result ? result.button : { flagged: "why", needs_review: "review" }[result.label];
-    return BUTTONS.includes(b) ? s[b] : null;
-  }
+  const buttonLabel = (r, s) => (["why", "about", "words", "review"].includes(r.button) ? s[r.button] : null);
 
   // Marked elements as posts: text from data-unerase-text, else the element's text; id from data-unerase-id,
   // else "post-N" counted from `first` in document order; empty posts are skipped (the server refuses them)
@@ -230,7 +225,7 @@
     };
   }
 
-  const textKey = (text) => "t" + fnv1a(text) + "." + text.length;
+  const textKey = (text) => "u" + fnv1a(text) + "." + text.length;
 
   // Why a response failed, in the server's words when it sent problem+json
   async function problem(res) {
@@ -433,7 +428,6 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     }
     function drawDecision() {
       const d = doc.decision;
-      // "About these words" explains words and announces no review
       if (!d || result.button === "words") return decision.replaceChildren();
       const label = result.status === "complete" ? result.label : d.label;
       const cats = (d.categories || []).map((c) => word(s.cats, c)).join(", ");
