@@ -1,8 +1,8 @@
 """Use versus mention: is a hit used against someone, or quoted, reported, reclaimed or historical?
 
 A slur quoted to denounce it, reported ("they called me a ..."), used by the group it names about itself, or
-standing in a historical title is explained to readers but not held against the author (CONTRACTS.md, "Use
-versus mention"). Without a language model this module reads the hit's surroundings with rules that live in
+standing in a historical title is explained to readers but not held against the author (docs/contracts.md, "Use
+versus mention"; docs/uses.md). Without a language model this module reads the hit's surroundings with rules that live in
 data, one file per language (`prompts/<lang>/use.yaml`, part of the prompt version): quotation marks, cue
 phrases before the hit ("called me a", "the word", "we"), cue phrases after it ("is a slur").
 

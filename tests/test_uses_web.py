@@ -24,7 +24,7 @@ def test_the_demo_result_says_a_quoted_word_is_no_attack(tmp_path: Path) -> None
         page = web.get(response.headers["location"]).text
     assert "Decision: not flagged" in page
     assert "offensive here · quoted, not an attack" in page  # the term's badge
-    assert "<strong>Use:</strong> quoted (quotation marks) — explained, not held against the author." in page
+    assert "<strong>Use:</strong> quoted (<bdi>quotation marks</bdi>) — explained, not held against the author." in page
     assert "“junkie” is quoted (quotation marks): explained, not held against the author" in page  # a reason
 
 

@@ -62,7 +62,7 @@ def content_key(services: Services, site: Site, text: str, language: str | None,
 
 def button(site: Site, label: str, mentions: bool) -> str | None:
     """The widget's button for a post: "why" (Why flagged?) on a flagged post; "about" (About this word) on a post
-    that only quotes, reports or reclaims a word (CONTRACTS.md, use versus mention); on a post nothing could decide,
+    that only quotes, reports or reclaims a word (docs/uses.md); on a post nothing could decide,
     what the site chose (`show_undecided`): nothing (the default, as an "Under review" reads as an accusation),
     "words" (a neutral "About these words") or "review" (Under review). None: no button."""
     if label == "flagged":
