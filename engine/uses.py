@@ -1,10 +1,11 @@
 """Use versus mention: is a hit used against someone, or quoted, reported, reclaimed or historical?
 
 A slur quoted to denounce it, reported ("they called me a ..."), used by the group it names about itself, or
-standing in a historical title is explained to readers but not held against the author (docs/contracts.md, "Use
-versus mention"; docs/uses.md). Without a language model this module reads the hit's surroundings with rules that live in
-data, one file per language (`prompts/<lang>/use.yaml`, part of the prompt version): quotation marks, cue
-phrases before the hit ("called me a", "the word", "we"), cue phrases after it ("is a slur").
+standing in a historical title is explained to readers but not held against the author (docs/contracts.md,
+"Use versus mention"; docs/uses.md). Without a language model this module reads the hit's surroundings with
+rules that live in data, one file per language (`prompts/<lang>/use.yaml`, part of the prompt version):
+quotation marks, cue phrases before the hit ("called me a", "the word", "we"), cue phrases after it ("is a
+slur").
 
 Deliberate choices (do not "fix"):
 - The default is `attack`: a hit with no cue is used against someone. A rule can only take a hit *out* of
