@@ -6,7 +6,9 @@ widget then works across origins exactly as on a real forum, CORS included. Each
 so its analyses, stored answers and feedback are its own.
 
 Without a language model the labels come from the vocabularies alone: `expect: flagged` posts are flagged,
-clean ones are not, and ambiguous ones are either cleared by their sense cues or left for review. The streaming
+`mention` posts (a slur quoted to criticise it) are not flagged but offer "About this word", clean ones are
+not flagged, and ambiguous ones are either cleared by their sense cues or left for review, which readers of a
+site with the default `show_undecided` do not see at all. The streaming
 test runs the real SmolLM2-135M, only to be slow; its verdicts are not checked.
 """
 
@@ -155,10 +157,12 @@ def panel_of(page: Page, post_id: str) -> Locator:
     return widget_of(page, post_id).locator('[role="dialog"]')
 
 
-# True once every post has its widget and every answer is a finished one the widget has kept for the session.
+# True once every answer is a finished one the widget has kept for the session (the widget places its buttons
+# right after it keeps them, before the page gets to poll again). A post left for review gets no widget at all
+# on a site that shows readers nothing for it, so the widgets are not counted.
 SETTLED = """([site, posts]) => {
-  const kept = Object.keys(sessionStorage).filter((k) => k.startsWith(`unerase:${site}:t`)).length;
-  return kept === posts && document.querySelectorAll("[data-unerase-widget]").length === posts;
+  const kept = Object.keys(sessionStorage).filter((k) => k.startsWith(`unerase:${site}:u`)).length;
+  return kept === posts;
 }"""
 
 LABELS = """() => Object.fromEntries(Array.from(document.querySelectorAll("[data-unerase-widget]"),
@@ -183,8 +187,8 @@ def labels_on(page: Page) -> dict[str, str]:
     return labels
 
 
-def open_by_mouse(page: Page, post_id: str) -> Locator:
-    widget_of(page, post_id).get_by_role("button", name="Why flagged?").click()
+def open_by_mouse(page: Page, post_id: str, button: str = "Why flagged?") -> Locator:
+    widget_of(page, post_id).get_by_role("button", name=button).click()
     panel = panel_of(page, post_id)
     expect(panel).to_be_visible(timeout=PANEL_TIMEOUT_MS)
     return panel
@@ -199,27 +203,39 @@ def test_buttons_appear_beside_flagged_posts_only_on_another_origin(page: Page, 
     assert page.evaluate("typeof window.unerase.scan") == "function"
     save_screenshot(page, "widget-forum")
 
-    labels = labels_on(page)
+    labels = labels_on(page)  # posts with a widget: a post left for review has none on this site
     expected = {post.id: post.expect for post in thread.posts}
-    assert labels.keys() == expected.keys()
-    flagged = {pid for pid, label in labels.items() if label == "flagged"}
-    review = {pid for pid, label in labels.items() if label == "needs_review"}
-    assert flagged == {pid for pid, exp in expected.items() if exp == "flagged"}, labels
-    assert review <= {pid for pid, exp in expected.items() if exp == "ambiguous"}, labels
-    # Without a model nothing can clear every ambiguous term, so the thread shows the review button too.
-    assert review, f"no ambiguous post was left for review: {labels}"
-    assert all(labels[pid] == "not_flagged" for pid, exp in expected.items() if exp == "clean"), labels
+    answers = {pid: (result["label"], result["button"]) for pid, result in checks.results().items()}
+    assert answers.keys() == expected.keys()
+    for post_id, exp in expected.items():
+        label, button = answers[post_id]
+        if exp == "flagged":
+            assert (label, button) == ("flagged", "why"), post_id
+        elif exp == "mention":  # counter-speech quoting a slur: explained, not held against its author
+            assert (label, button) == ("not_flagged", "about"), post_id
+        elif exp == "clean":
+            assert (label, button) == ("not_flagged", None), post_id
+        else:  # ambiguous and innocent: cleared by sense cues, or undecided, which readers here do not see
+            assert label in ("not_flagged", "needs_review") and button is None, post_id
+    review = {pid for pid, (label, _) in answers.items() if label == "needs_review"}
+    assert review, f"no ambiguous post was left for review: {answers}"  # moderators have work; readers see none
+    assert labels.keys() == answers.keys() - review
 
-    why = page.get_by_role("button", name="Why flagged?")
-    under_review = page.get_by_role("button", name="Under review")
-    expect(why).to_have_count(len(flagged))
-    expect(under_review).to_have_count(len(review))
-    for post_id, label in labels.items():
+    expect(page.get_by_role("button", name="Under review")).to_have_count(0)
+    expect(page.get_by_role("button", name="Why flagged?")).to_have_count(
+        sum(exp == "flagged" for exp in expected.values())
+    )
+    expect(page.get_by_role("button", name="About this word")).to_have_count(
+        sum(exp == "mention" for exp in expected.values())
+    )
+    for post_id, (label, button) in answers.items():
         widget = widget_of(page, post_id)
-        if label == "flagged":
+        if button == "why":
             expect(widget.get_by_role("button", name="Why flagged?")).to_be_visible()
+        elif button == "about":
+            expect(widget.get_by_role("button", name="About this word")).to_be_visible()
         elif label == "needs_review":
-            expect(widget.get_by_role("button", name="Under review")).to_be_visible()
+            expect(widget).to_have_count(0)
         else:  # the site shows the quiet mark; there is nothing to open
             expect(widget).to_have_text("✓ checked")
             expect(widget.get_by_role("button")).to_have_count(0)
@@ -236,7 +252,7 @@ def test_buttons_appear_beside_flagged_posts_only_on_another_origin(page: Page, 
     answer = call(check_url, {"lang": "en", "posts": posts}, origin=forum_origin_of(forum))
     assert answer["site"] == {"show_checked": True}
     api = {result["id"]: result for result in answer["results"]}
-    assert {pid: result["label"] for pid, result in api.items()} == labels
+    assert {pid: (result["label"], result["button"]) for pid, result in api.items()} == answers
     assert {pid: result["analysis_id"] for pid, result in api.items()} == {
         pid: result["analysis_id"] for pid, result in seen.items()
     }
@@ -290,6 +306,65 @@ def test_a_panel_explains_the_post_and_works_from_the_keyboard(page: Page, forum
     expect(button).to_be_focused()
     assert widget.evaluate(FOCUS_ON_BUTTON)
     expect(panel).to_be_visible()  # Escape closes only the panel that had the focus
+
+
+MENTION_POST = "graffiti-on-the-door"
+UNDECIDED_POST = "potatoes-for-the-party"
+
+
+def test_counter_speech_gets_about_this_word_and_the_site_chooses_what_undecided_posts_show(
+    page: Page, app: str, forum: Forum, forum_html: str, forum_origin: StaticOrigin, thread: Thread
+) -> None:
+    checks = CheckLog(page)
+    page.goto(forum.url)
+    wait_until_settled(page, forum.key, len(thread.posts))
+    analysis_id = checks.results()[MENTION_POST]["analysis_id"]
+    document = call(f"{forum.app}/api/v1/widget/{forum.key}/analyses/{analysis_id}")
+    assert document["decision"]["label"] == "not_flagged" and document["decision"]["uses"] == ["quoted"]
+
+    panel = open_by_mouse(page, MENTION_POST, "About this word")
+    expect(panel.locator("h2")).to_have_text("About this word")
+    expect(panel.locator("blockquote mark")).to_have_text([hit["surface"] for hit in document["hits"]])
+    explanation = panel.locator('p[aria-live="polite"]')
+    expect(explanation).to_have_text(document["explanation"]["text"])
+    # the reader learns it is quoted, then what the word means and what to say instead
+    expect(explanation).to_contain_text("« clandos » est cité ici, pas employé contre quelqu'un")
+    # the word's own entry says whom it targets; the decision says the post targets no one
+    expect(panel.locator("p", has_text="Decision:")).to_have_text("Decision: not flagged")
+    # the innocent ambiguous post left undecided shows readers nothing on this site
+    assert checks.results()[UNDECIDED_POST]["label"] == "needs_review"
+    expect(widget_of(page, UNDECIDED_POST)).to_have_count(0)
+    save_screenshot(page, "widget-about-this-word")
+
+    for choice, words in (("review", "Under review"), ("about", "About these words")):
+        key = register_site(app, [forum_origin.origin], show_undecided=choice)
+        other = forum_origin.publish(f"/forum-{key}.html", embed(forum_html, app, key))
+        page.goto(other)
+        wait_until_settled(page, key, len(thread.posts))
+        expect(widget_of(page, UNDECIDED_POST).get_by_role("button", name=words)).to_be_visible()
+        expect(widget_of(page, MENTION_POST).get_by_role("button", name="About this word")).to_be_visible()
+    # the neutral panel explains the words and says their meaning here is uncertain, announcing no review
+    panel = open_by_mouse(page, UNDECIDED_POST, "About these words")
+    expect(panel.locator("details")).to_have_count(1)
+    expect(panel).to_contain_text("Meaning uncertain")
+    expect(panel).not_to_contain_text("Decision:")
+    save_screenshot(page, "widget-about-these-words")
+
+
+def test_the_demo_forum_itself_shows_the_same(page: Page, app: str, thread: Thread) -> None:
+    page.goto(f"{app}/demo/forum")
+    wait_until_settled(page, "demo", len(thread.posts))
+    expected = {post.id: post.expect for post in thread.posts}
+    for post_id, exp in expected.items():
+        widget = widget_of(page, post_id)
+        if exp == "mention":
+            expect(widget.get_by_role("button", name="About this word")).to_be_visible()
+        elif exp == "flagged":
+            expect(widget.get_by_role("button", name="Why flagged?")).to_be_visible()
+        else:  # clean and innocent ambiguous posts: a quiet mark at most, never a button
+            expect(widget.get_by_role("button")).to_have_count(0)
+    expect(page.get_by_role("button", name="Under review")).to_have_count(0)
+    save_screenshot(page, "demo-forum-uses")
 
 
 def test_feedback_from_two_panels_reaches_the_site_admin(page: Page, forum: Forum, thread: Thread) -> None:
@@ -401,7 +476,7 @@ def test_markup_in_a_post_stays_text(page: Page, forum: Forum, thread: Thread) -
     for payload in PAYLOADS:
         expect(post).to_contain_text(payload)  # the forum escaped it; the widget must not undo that
 
-    panel = open_by_mouse(page, PAYLOAD_POST)
+    panel = open_by_mouse(page, PAYLOAD_POST, "About this word")
     quote = panel.locator("blockquote")
     expect(quote.locator("mark").first).to_be_visible(timeout=PANEL_TIMEOUT_MS)
     for payload in PAYLOADS:

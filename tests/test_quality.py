@@ -359,6 +359,7 @@ def test_statement_of_an_automatic_decision(api: TestClient) -> None:
         "reasons": [],
         "decided_by": "automated means",
         "decided_on": None,
+        "uses": [],
     }
     assert body["decision"]["severity"] not in (None, "none")
     assert [(t["term"], t["categories"], t["verdict"]) for t in body["detected"]["terms"]] == [
@@ -368,6 +369,19 @@ def test_statement_of_an_automatic_decision(api: TestClient) -> None:
     assert body["detected"]["term_free"]["status"] == "skipped"
     assert body["automated_means"]["models"] == "vocabulary only" and body["automated_means"]["vocabulary_version"]
     assert body["contest"]["url"] == CONTEST and f'Contest it here: <a href="{CONTEST}">' in page.text
+
+
+def test_statement_of_a_quoted_slur_says_the_text_was_not_judged_hateful(api: TestClient) -> None:
+    analysis_id = analyse(api, 'My brother was called a "junkie" for years; please stop using that word.')
+    page = api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "text/html"})
+    assert "Your text was <strong>not flagged</strong>" in page.text
+    assert "Your text was <strong>not judged hateful</strong>: the words below were recognised as\nquoted" in page.text
+    assert "could not be decided" not in page.text and "quoted, not used against anyone." in page.text
+    body = statement_json(api, analysis_id)
+    assert body["decision"]["label"] == "not_flagged" and body["decision"]["uses"] == ["quoted"]
+    assert [(t["term"], t["use"]) for t in body["detected"]["terms"]] == [("junkie", "quoted")]
+    flagged = analyse(api)
+    assert "not judged hateful" not in api.get(f"/analyses/{flagged}/statement", headers={"Accept": "text/html"}).text
 
 
 def test_statement_of_a_moderator_decision_names_no_moderator(moderator: TestClient) -> None:

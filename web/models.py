@@ -127,6 +127,9 @@ class Site(SQLModel, table=True):
     threshold: float = 0.5
     store: bool = True  # False: texts and results are kept in memory only, never written to the database
     show_checked: bool = False
+    # what readers see on a post nothing could decide (needs_review): nothing, "about" (a neutral "About these
+    # words") or "review" ("Under review"); moderators always find it in the queue (web.widget.button)
+    show_undecided: str = Field(default="nothing", max_length=16)
     rate_limit_per_minute: int = 120
     created_at: datetime = Field(default_factory=utcnow)
     # what each outcome is worth to the site (engine.deferral.Values; docs/deferral.md gives the defaults' reasons)

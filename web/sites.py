@@ -44,6 +44,19 @@ class UnknownSite(UneraseError):
     code = "unknown-site"
 
 
+UNDECIDED_DISPLAYS = ("nothing", "about", "review")
+
+
+def undecided_display(value: str) -> str:
+    """A valid `show_undecided` value, or a clear error naming the accepted ones."""
+    if value not in UNDECIDED_DISPLAYS:
+        raise UneraseError(
+            f"show_undecided '{value}' is not known; accepted: {', '.join(UNDECIDED_DISPLAYS)} "
+            "(what readers see on a post nothing could decide)"
+        )
+    return value
+
+
 def new_key() -> str:
     return "s_" + secrets.token_urlsafe(18)
 
@@ -75,6 +88,7 @@ def site_to_dict(site: Site) -> dict[str, Any]:
         "threshold": site.threshold,
         "store": site.store,
         "show_checked": site.show_checked,
+        "show_undecided": site.show_undecided,
         "rate_limit_per_minute": site.rate_limit_per_minute,
         "values": {
             "tp": site.value_tp,

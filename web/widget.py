@@ -66,6 +66,18 @@ def content_key(services: Services, site: Site, text: str, language: str | None,
     return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def button(site: Site, label: str, mentions: bool) -> str | None:
+    """The widget's button for a post: "why" (Why flagged?) on a flagged post; "about" (About this word) on a post
+    that only quotes, reports or reclaims a word (docs/uses.md); on a post nothing could decide,
+    what the site chose (`show_undecided`): nothing (the default, as an "Under review" reads as an accusation),
+    "words" (a neutral "About these words") or "review" (Under review). None: no button."""
+    if label == "flagged":
+        return "why"
+    if label == "needs_review":
+        return {"about": "words", "review": "review"}.get(site.show_undecided) or ("about" if mentions else None)
+    return "about" if mentions else None
+
+
 def summary(
     analysis_id: str,
     post_id: str,
@@ -78,15 +90,25 @@ def summary(
     a moderator's decision, when there is one, replaces the automatic label whatever the threshold says."""
     result = fold(events)
     decision = result["decision"]
+    mentions = bool(decision and decision.get("uses"))
     if moderator is not None:
         severity = decision["severity"] if decision else None
         answer = {"id": post_id, "analysis_id": analysis_id, "label": "", "severity": severity, "status": "complete"}
-        return apply_to_summary(answer, moderator)
+        answer = apply_to_summary(answer, moderator)
+        return {**answer, "button": button(site, answer["label"], mentions)}
     if decision is None:
-        # still running: an unambiguous term already flags it; other hits wait for their verdicts
-        hits = result["hits"]
+        # still running: an unambiguous term used against someone already flags it; other hits wait for their
+        # verdicts (a hit the rules read as quoted or reclaimed flags nothing, engine.uses)
+        hits = [h for h in result["hits"] if h.get("use", "attack") == "attack"]
         label = "flagged" if any(not h["ambiguous"] for h in hits) else "needs_review" if hits else "pending"
-        return {"id": post_id, "analysis_id": analysis_id, "label": label, "severity": None, "status": "running"}
+        return {
+            "id": post_id,
+            "analysis_id": analysis_id,
+            "label": label,
+            "severity": None,
+            "status": "running",
+            "button": button(site, label, False) if label != "pending" else None,
+        }
     label, _ = effective(site, decision)  # the site's own calibration and τ, not the server's global τ
     return {
         "id": post_id,
@@ -94,6 +116,7 @@ def summary(
         "label": label,
         "severity": decision["severity"],
         "status": "complete",
+        "button": button(site, label, mentions),
     }
 
 

@@ -124,6 +124,11 @@ class SiteFields(JsonBody):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     store: bool | None = Field(default=None, description="False: texts and results stay in memory only.")
     show_checked: bool | None = None
+    show_undecided: Literal["nothing", "about", "review"] | None = Field(
+        default=None,
+        description='What readers see on a post nothing could decide: nothing, "About these words" (about) or '
+        '"Under review" (review). Moderators always see it in the queue.',
+    )
     rate_limit_per_minute: int | None = Field(default=None, ge=0)
 
 
@@ -220,6 +225,7 @@ async def sites_form(
     threshold: Annotated[float, Form(ge=0.0, le=1.0)] = 0.5,
     store: Annotated[bool, Form()] = False,
     show_checked: Annotated[bool, Form()] = False,
+    show_undecided: Annotated[Literal["nothing", "about", "review"], Form()] = "nothing",
     rate_limit_per_minute: Annotated[int, Form(ge=0)] = 120,
     key: Annotated[str, Form()] = "",
 ) -> Response:
@@ -233,6 +239,7 @@ async def sites_form(
         threshold=threshold,
         store=store,
         show_checked=show_checked,
+        show_undecided=show_undecided,
         rate_limit_per_minute=rate_limit_per_minute,
     )
     site = await load_site(services, key) if key else Site(key=new_key(), name=name)
