@@ -160,3 +160,33 @@ def test_the_permalink_page_has_a_main_heading(page: Page, server: str) -> None:
     expect(page.locator("h1")).to_have_count(1)
     expect(page.locator("h1")).to_have_text("Analysis of a text")
     expect(page.locator("#result-section h2#result-title")).to_have_text("Result")
+
+
+def test_each_widget_button_names_its_post(page: Page, server: str) -> None:
+    page.goto(server + "/demo/forum")
+    posts = page.locator("[data-unerase]")
+    buttons = page.locator("[data-unerase-widget] button[aria-expanded]")
+    expect(buttons.first).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
+    page.wait_for_function(
+        "n => document.querySelectorAll('[data-unerase-widget]').length === n", arg=posts.count(), timeout=60_000
+    )
+    described = page.evaluate(
+        """() => Array.from(document.querySelectorAll("[data-unerase-widget]"), (host) => {
+          const button = host.shadowRoot.querySelector("button[aria-expanded]");
+          if (!button) return null;  // a post without a button ("checked")
+          const post = host.previousElementSibling;
+          return { author: post.getAttribute("data-unerase-author"), text: post.textContent.trim(),
+                   name: button.textContent };
+        }).filter(Boolean)"""
+    )
+    assert len(described) >= 2, f"the demo thread should show several buttons: {described}"
+    descriptions = []
+    for index, post in enumerate(described):
+        button = buttons.nth(index)
+        words = " ".join(post["text"].split()[:8])
+        expected = f"{post['author']}: “{words}…”"
+        expect(button).to_have_accessible_name(post["name"])
+        expect(button).to_have_accessible_description(expected)
+        descriptions.append(expected)
+    # many buttons share a name ("Why flagged?"); what tells them apart is the post each one describes
+    assert len(set(descriptions)) == len(descriptions), descriptions

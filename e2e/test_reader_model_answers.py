@@ -1,0 +1,182 @@
+"""What readers see of a model's answers (issue 16): a parser's complaint about an unreadable answer never reaches
+them (the API and the review pages keep it), and a model's confidence is given in words with the number on demand.
+
+The "model" is a SCRIPTED stand-in for an OpenAI-compatible server, NOT a model: a few lines of HTTP that answer
+every request the same way, so that the app's real openai backend, parser and pages are what is tested. One
+script answers without any of the expected tags (as small local models often do); the other answers in the
+expected form, using the answers of tests/support/scripted_backend.py.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from e2e.conftest import StartServer, save_screenshot
+from e2e.test_demo import EN_TERM, EN_TEXT, analyse, wait_until_done
+from engine.llm.backend import Message
+from tests.support.scripted_backend import default_answer
+
+UNREADABLE = "I think this text is probably fine, but it depends on who reads it."
+PARSER_DETAIL = "expected tags"
+READER_SENTENCE = "The automatic check could not decide; a moderator will look."
+REVIEW_POST = "opening-announcement"  # no term; the check without the vocabulary got no readable answer
+WIDGET_TIMEOUT_MS = 60_000
+
+_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class ScriptedModelServer:
+    """Answers POST /v1/chat/completions like an OpenAI-compatible server, with `answer(messages)` as the text;
+    an answer of None is a server error (HTTP 500) instead."""
+
+    def __init__(self, answer: Callable[[list[Message]], str | None]) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                messages = [Message(m["role"], m["content"]) for m in request["messages"]]
+                text = answer(messages)
+                if text is None:
+                    self.send_error(500, "scripted failure")
+                    return
+                body = json.dumps(
+                    {
+                        "id": "scripted",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": request["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def app_with(start_server: StartServer, answer: Callable[[list[Message]], str | None], name: str) -> Iterator[str]:
+    model = ScriptedModelServer(answer)
+    try:
+        yield start_server(
+            {
+                "UNERASE_LLM_BACKEND": "openai",
+                "UNERASE_LLM_MODEL": name,
+                "UNERASE_LLM_BASE_URL": model.url,
+                "UNERASE_MODE": "thorough",
+                "UNERASE_LLM_TIMEOUT": "20",
+            }
+        )
+    finally:
+        model.close()
+
+
+@pytest.fixture(scope="module")
+def unreadable_app(start_server: StartServer) -> Iterator[str]:
+    yield from app_with(start_server, lambda _messages: UNREADABLE, "scripted-unreadable")
+
+
+@pytest.fixture(scope="module")
+def failing_app(start_server: StartServer) -> Iterator[str]:
+    yield from app_with(start_server, lambda _messages: None, "scripted-failing")
+
+
+@pytest.fixture(scope="module")
+def readable_app(start_server: StartServer) -> Iterator[str]:
+    yield from app_with(start_server, default_answer, "scripted-tags")
+
+
+def test_readers_get_a_plain_sentence_where_the_api_keeps_the_parser_detail(page: Page, unreadable_app: str) -> None:
+    analysis_id = analyse(page, unreadable_app, EN_TEXT)
+    wait_until_done(page)
+    section = page.locator("#result-section")
+    expect(page.locator("#decision .decision")).to_contain_text("needs review by a person")
+    expect(section).not_to_contain_text(PARSER_DETAIL)
+    expect(section).not_to_contain_text("<reasoning>")
+    # the term's popover and the check without the vocabulary say it in words
+    expect(page.locator("#targeting")).to_contain_text(READER_SENTENCE)
+    expect(page.locator("#hits .popover .verdict-detail").first).to_contain_text(READER_SENTENCE, use_inner_text=False)
+    # an undecided check has no confidence worth stating
+    expect(section.locator(".confidence")).to_have_count(0)
+    save_screenshot(page, "after-demo-unreadable-model")
+    page.reload()
+    expect(page.locator("#result-section")).not_to_contain_text(PARSER_DETAIL)
+
+    with _direct.open(f"{unreadable_app}/api/v1/analyses/{analysis_id}", timeout=30) as response:
+        document = json.load(response)
+    assert PARSER_DETAIL in document["hits"][0]["verdict"]["reason"], document["hits"][0]["verdict"]
+    assert PARSER_DETAIL in document["targeting"]["reason"], document["targeting"]
+
+
+def test_the_widget_panel_shows_no_parser_detail(page: Page, unreadable_app: str) -> None:
+    page.goto(unreadable_app + "/demo/forum")
+    widget = page.locator(f'[data-unerase-id="{REVIEW_POST}"] + [data-unerase-widget]')
+    # undecided by the model: the post goes to a moderator, and its button says so
+    widget.get_by_role("button", name="Under review").click(timeout=WIDGET_TIMEOUT_MS)
+    panel = widget.locator('[role="dialog"]')
+    expect(panel).to_contain_text("Decision: needs review")
+    expect(panel).not_to_contain_text(PARSER_DETAIL)
+    expect(panel).not_to_contain_text("<reasoning>")
+    save_screenshot(page, "after-widget-unreadable-model")
+
+
+def test_a_failing_model_server_is_one_plain_sentence_per_stage(page: Page, failing_app: str) -> None:
+    analysis_id = analyse(page, failing_app, EN_TEXT)
+    wait_until_done(page)
+    errors = page.locator("#errors li")
+    expect(errors).to_have_count(2)  # the term's context and the check without the vocabulary
+    for index in range(2):
+        expect(errors.nth(index)).to_contain_text(READER_SENTENCE)
+    expect(page.locator("#result-section")).not_to_contain_text("scripted failure")
+    expect(page.locator("#result-section")).not_to_contain_text("InternalServerError")
+    with _direct.open(f"{failing_app}/api/v1/analyses/{analysis_id}", timeout=30) as response:
+        document = json.load(response)
+    assert document["errors"] and all("InternalServerError" in e["message"] for e in document["errors"]), document
+
+    page.goto(failing_app + "/demo/forum")
+    widget = page.locator(f'[data-unerase-id="{REVIEW_POST}"] + [data-unerase-widget]')
+    widget.get_by_role("button", name="Under review").click(timeout=WIDGET_TIMEOUT_MS)
+    panel = widget.locator('[role="dialog"]')
+    expect(panel).to_contain_text("Decision: needs review")
+    expect(panel).not_to_contain_text("InternalServerError")
+    expect(panel).not_to_contain_text("model server")
+    save_screenshot(page, "after-widget-failing-model")
+
+
+def test_a_models_confidence_is_shown_in_words_with_the_number_on_demand(page: Page, readable_app: str) -> None:
+    analyse(page, readable_app, EN_TEXT)
+    wait_until_done(page)
+    detail = page.locator("#hits .popover .verdict-detail").first
+    expect(detail).to_contain_text("used in its offensive sense", use_inner_text=False)
+    confidence = detail.locator(".confidence")
+    expect(confidence).to_have_count(1)
+    # the scripted answers carry no log-probabilities, so the engine's default 0.7 applies
+    expect(confidence).to_have_attribute("title", "confidence 70 %")
+    assert confidence.evaluate("c => c.firstChild.textContent") == "not very sure"
+    expect(page.locator("#hits button.hit", has_text=EN_TERM)).to_be_visible()
+    save_screenshot(page, "after-demo-model-confidence")
