@@ -421,8 +421,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     function drawDecision() {
       const d = doc.decision;
       if (!d) return decision.replaceChildren();
-      if (live) said.textContent = s.decision + ": " + word(s.labels, d.label);
       const label = result.status === "complete" ? result.label : d.label;
+      if (live) said.textContent = s.decision + ": " + word(s.labels, label);
       const cats = (d.categories || []).map((c) => word(s.cats, c)).join(", ");
       decision.replaceChildren(el("b", {}, s.decision + ": "), word(s.labels, label) +
         (d.severity && d.severity !== "none" ? " · " + s.sev + ": " + word(s.sevs, d.severity) : "") +
