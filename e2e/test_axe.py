@@ -125,6 +125,7 @@ def test_no_page_type_has_a_serious_or_critical_violation(audit: Audit, app: str
     audit.check("permalink")
     page.goto(f"{app}/analyses/{analysis_id}/statement")
     audit.check("statement")
+    save_screenshot(page, "after-statement")  # pairs with before-statement.png
 
     # a reader on the demo forum, with a widget panel and its terms open
     page.goto(app + "/demo/forum")
