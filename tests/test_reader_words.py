@@ -132,6 +132,8 @@ def test_with_a_model_its_explanation_leads_and_its_confidence_is_in_words(with_
     fused = re.search(r'<p class="fused">([^<]*)</p>', page)
     assert fused and "used as an insult against a group of people" in fused[1], page
     assert page.index('class="fused"') < page.index('<section class="term-card"')
+    card = page.split('<section class="term-card"', 1)[1]
+    assert fused[1] not in card  # the model's one sentence is on top; its card does not say it again
     # the scripted answers have no log-probabilities: the engine's default confidence, 0.7, is used
     assert '<span class="confidence" title="confidence 70 %">not very sure' in page
     assert "(confidence 70 %)" in page  # read out after the words; the number is not the headline
