@@ -33,12 +33,14 @@
     tick();
   }
 
+  // a streamed message has been swapped in (htmx:afterSwap is not sent for these)
+  document.addEventListener("htmx:sseMessage", () => tick());
   document.addEventListener("htmx:oobAfterSwap", () => tick());
   document.addEventListener("htmx:beforeRequest", (event) => {
     if (event.detail.elt.matches && event.detail.elt.matches("form.analyse")) say("Analysing…");
   });
   document.addEventListener("htmx:afterSwap", (event) => {
-    if (event.detail.target.id !== "result") return tick(); // a streamed part arrived: count the steps again
+    if (event.detail.target.id !== "result") return;
     const section = document.getElementById("result-section");
     const heading = document.getElementById("result-title");
     if (heading) {
