@@ -158,3 +158,23 @@ def test_the_statement_wording_is_complete(web: TestClient) -> None:
     assert not re.search(r"<li>\s*Or\b", contest.split("</li>", 1)[0]), contest
     assert "race and migration and colonial past" not in page  # the statement lists, it does not join with "and"
     assert "race, migration and colonial past" in page
+
+
+def test_an_unreadable_model_answer_reads_as_a_plain_sentence(web: TestClient) -> None:
+    macros = web.app.state.templates.env.get_template("_result.html").module  # type: ignore[attr-defined]
+    parser = "the answer has none of the expected tags (<reasoning>, <verdict>)"
+    verdict = {"status": "undetermined", "confidence": 0.0, "explanation": "", "decided_by": "openai:m"}
+    verdict["reason"] = parser
+    detail = str(macros.verdict_detail({"id": "h1", "verdict": verdict}))
+    assert "The automatic check could not decide; a moderator will look." in detail
+    assert "expected tags" not in detail and "confiden" not in detail
+    targeting = str(macros.targeting({"status": "undetermined", "reason": parser, "confidence": 0.0}))
+    assert "The automatic check could not decide; a moderator will look." in targeting and "expected" not in targeting
+    error = str(macros.error_item({"stage": "targeting", "message": "openai:m gave no answer within 20 s"}))
+    assert error == (
+        '<li class="error">The check without the vocabulary failed. '
+        "The automatic check could not decide; a moderator will look.</li>"
+    )
+    # a vocabulary's own reason is already in plain words and stays
+    plain = {**verdict, "decided_by": "vocabulary", "reason": "an ambiguous term, and no language model is configured"}
+    assert "no language model is configured" in str(macros.verdict_detail({"id": "h2", "verdict": plain}))

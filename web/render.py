@@ -3,8 +3,9 @@
 Each engine event becomes one SSE message whose name is the event type and whose data is the
 fragment for the element listening to it (see templates/_analysis.html). Hits are gathered until
 all have arrived (the `analysis` event says how many) and sent as one fragment: the text with
-every hit marked, the list of terms and their popovers. A verdict updates its hit's badge and
-popover out of band and adds one line to the screen-reader log.
+every hit marked, the list of terms (each term once, with its count) and their popovers. A verdict
+updates its hit's badge and popover, its term's badge and the running state out of band, and writes one
+line into the page's live region.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def install_filters(env: Environment) -> None:
     env.filters["reader_reason"] = reader_reason
     env.filters["group_status"] = group_status
     env.filters["and_join"] = and_join
+    env.globals["reader_undecided"] = READER_UNDECIDED
 
 
 def and_join(items: Sequence[str]) -> str:
@@ -65,14 +67,6 @@ def confidence_words(confidence: float) -> str:
         if confidence >= floor:
             return words
     return "unsure"
-
-
-def confidence_shown(decided_by: str | None, models: Sequence[str] | None = None) -> bool:
-    """Whether a confidence says anything: the vocabulary alone gives fixed numbers per rule, which only restate
-    which rule applied (a listed slur is always 90 %, a clean text without a model always 60 %)."""
-    if decided_by is not None:
-        return decided_by not in ("vocabulary", "sense-cues", "")
-    return any(m != "none" for m in models or ())
 
 
 def term_groups(hits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
