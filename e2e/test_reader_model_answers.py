@@ -10,7 +10,9 @@ expected form, using the answers of tests/support/scripted_backend.py.
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +31,7 @@ PARSER_DETAIL = "expected tags"
 READER_SENTENCE = "The automatic check could not decide; a moderator will look."
 REVIEW_POST = "opening-announcement"  # no term; the check without the vocabulary got no readable answer
 WIDGET_TIMEOUT_MS = 60_000
+SLOW_ANSWER_S = 2.5  # long enough to see each stage wait; three calls keep the test well under a minute
 
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -106,6 +109,16 @@ def failing_app(start_server: StartServer) -> Iterator[str]:
     yield from app_with(start_server, lambda _messages: None, "scripted-failing")
 
 
+def slowly(messages: list[Message]) -> str:
+    time.sleep(SLOW_ANSWER_S)
+    return default_answer(messages)
+
+
+@pytest.fixture(scope="module")
+def slow_app(start_server: StartServer) -> Iterator[str]:
+    yield from app_with(start_server, slowly, "scripted-slow")
+
+
 @pytest.fixture(scope="module")
 def readable_app(start_server: StartServer) -> Iterator[str]:
     yield from app_with(start_server, default_answer, "scripted-tags")
@@ -180,3 +193,19 @@ def test_a_models_confidence_is_shown_in_words_with_the_number_on_demand(page: P
     assert confidence.evaluate("c => c.firstChild.textContent") == "not very sure"
     expect(page.locator("#hits button.hit", has_text=EN_TERM)).to_be_visible()
     save_screenshot(page, "after-demo-model-confidence")
+
+
+def test_while_a_slow_model_answers_the_page_says_what_is_left(page: Page, slow_app: str) -> None:
+    analyse(page, slow_app, EN_TEXT)
+    # the terms are there at once; the model's context check of the term is what is pending
+    expect(page.locator("#hits button.hit", has_text=EN_TERM)).to_be_visible()
+    expect(page.locator("#stage-terms")).to_have_text("Vocabulary terms: done (1 term found)")
+    expect(page.locator("#stage-context")).to_have_text("Context of each term: in progress (0 of 1 checked)")
+    expect(page.locator("#stage-decision")).to_have_text("Decision: pending")
+    expect(page.locator("#elapsed")).to_have_text(re.compile(r"^Running for [1-9]\d* s · [1-4] of 5 steps left$"))
+    expect(page.locator("#announce")).to_have_text("1 term found.")
+    save_screenshot(page, "after-demo-waiting-for-a-model")
+    wait_until_done(page, timeout=60_000)
+    expect(page.locator("#stages li.stage.done")).to_have_count(5)
+    expect(page.locator("#elapsed")).to_be_hidden()
+    expect(page.locator("#announce")).to_have_text("Analysis finished.")
