@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from e2e.conftest import StartServer, save_screenshot
+from e2e.conftest import StartServer, StaticOrigin, save_screenshot
 from e2e.test_demo import EN_TERM, EN_TEXT, analyse, wait_until_done
+from e2e.test_widget import TOKEN, one_post_page, register_site
 from engine.llm.backend import Message
 from tests.support.scripted_backend import default_answer
 
@@ -31,7 +32,7 @@ PARSER_DETAIL = "expected tags"
 READER_SENTENCE = "The automatic check could not decide; a moderator will look."
 REVIEW_POST = "opening-announcement"  # no term; the check without the vocabulary got no readable answer
 WIDGET_TIMEOUT_MS = 60_000
-SLOW_ANSWER_S = 2.5  # long enough to see each stage wait; three calls keep the test well under a minute
+SLOW_ANSWER_S = 6.0  # longer than the widget's check waits, so panels open on a running analysis
 
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -93,6 +94,7 @@ def app_with(start_server: StartServer, answer: Callable[[list[Message]], str | 
                 "UNERASE_LLM_BASE_URL": model.url,
                 "UNERASE_MODE": "thorough",
                 "UNERASE_LLM_TIMEOUT": "20",
+                "UNERASE_ADMIN_TOKEN": TOKEN,
             }
         )
     finally:
@@ -209,3 +211,24 @@ def test_while_a_slow_model_answers_the_page_says_what_is_left(page: Page, slow_
     expect(page.locator("#stages li.stage.done")).to_have_count(5)
     expect(page.locator("#elapsed")).to_be_hidden()
     expect(page.locator("#announce")).to_have_text("Analysis finished.")
+
+
+def test_a_widget_panel_following_a_slow_model_announces_the_decision(
+    page: Page, slow_app: str, forum_origin: StaticOrigin
+) -> None:
+    key = register_site(slow_app, [forum_origin.origin], mode="thorough")
+    post = "potholes-grumble"
+    text = "Let me guess who will be queuing for the free lunches: the same benefit scroungers as always."
+    page.goto(forum_origin.publish(f"/slow-{key}.html", one_post_page(slow_app, key, post, text)))
+    widget = page.locator(f'[data-unerase-id="{post}"] + [data-unerase-widget]')
+    # the unambiguous term flags the post at once; the model's checks are still running when the panel opens
+    widget.get_by_role("button", name="Why flagged?").click(timeout=WIDGET_TIMEOUT_MS)
+    panel = widget.locator('[role="dialog"]')
+    live = panel.locator('p[aria-live="polite"]')
+    expect(live).to_have_count(1)
+    expect(panel.locator("h3 + p")).to_have_text("Loading…")
+    expect(live).to_have_text("")
+    expect(live).to_have_text("Decision: flagged", timeout=60_000)
+    expect(panel.locator("h3 + p")).not_to_have_text("Loading…")
+    expect(panel).not_to_contain_text("Sorry")
+    save_screenshot(page, "after-widget-slow-model-decided")
