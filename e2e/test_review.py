@@ -76,7 +76,11 @@ def app(start_server: StartServer, tmp_path_factory: pytest.TempPathFactory) -> 
         Accounts(engine).create(MODERATOR, PASSWORD, "moderator")
     finally:
         engine.dispose()
-    return start_server({"UNERASE_ADMIN_TOKEN": TOKEN, "UNERASE_DATABASE_URL": url})
+    # the example source (docs/examples.md) clears the everyday uses this thread holds ("Kartoffeln" for potatoes),
+    # which would leave the queue nearly empty: this test is about working the queue, so it runs without it
+    return start_server(
+        {"UNERASE_ADMIN_TOKEN": TOKEN, "UNERASE_DATABASE_URL": url, "UNERASE_EXAMPLES_ENABLED": "false"}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -133,9 +137,9 @@ def post_on(page: Page, texts: dict[str, str]) -> str:
 
 
 def press(page: Page, key: str, then: str) -> None:
-    """A shortcut key, and the page it must lead to."""
+    """A shortcut key, and the page it must lead to (after a decision, with `done=` naming what was saved)."""
     page.keyboard.press(key)
-    expect(page).to_have_url(then)
+    expect(page).to_have_url(re.compile(re.escape(then) + r"(&done=[0-9a-f]+)?$"))
 
 
 def test_a_moderator_works_three_items_by_keyboard_and_the_widget_follows(

@@ -1,4 +1,4 @@
-"""One analysis as an async stream of typed events (CONTRACTS.md), never failing open.
+"""One analysis as an async stream of typed events (docs/contracts.md), never failing open.
 
 Order: `analysis`, every `hit` (before any model call is awaited), then `verdict`s and the
 `targeting` result as they complete, then `explanation`, `decision` and always `done`.
@@ -44,7 +44,7 @@ from engine.explain import check_faithfulness, vocabulary_explanation
 from engine.hits import Hit
 from engine.llm.backend import Completion, LLMBackend, Message
 from engine.parsing import Parsed, parse_disambiguation, parse_fusion, parse_targeting, quotes_in
-from engine.precedents import PrecedentSource
+from engine.precedents import PrecedentSource, SourceFailed
 from engine.prompts import Prompts
 from engine.scope import Scope
 from engine.senses import sense_cue_verdict
@@ -324,13 +324,16 @@ class Analyzer:
     ) -> tuple[dict[str, Verdict], ErrorEvent | None]:
         """The precedent source's verdicts for these hits; a failing source counts as one that decided nothing."""
         assert self.precedents is not None
+        wanted = {h.id for h in ambiguous}
         try:
             decided = await self.precedents.decide(ambiguous, text, language, scope.site if scope else None)
         except Exception as exc:  # any failure of the source: the analysis goes on as without one
             logger.warning("precedent lookup failed, going on without it", exc_info=True)
             message = f"earlier moderator decisions could not be read: {exc}"
-            return {}, ErrorEvent("precedent-failed", message, "precedent")
-        wanted = {h.id for h in ambiguous}
+            # a chain of sources (engine.precedents.ChainedSources) keeps what its working sources decided
+            partial = exc.decided if isinstance(exc, SourceFailed) else {}
+            kept = {hit_id: v for hit_id, v in partial.items() if hit_id in wanted and v.hit_id == hit_id}
+            return kept, ErrorEvent("precedent-failed", message, "precedent")
         return {hit_id: v for hit_id, v in decided.items() if hit_id in wanted and v.hit_id == hit_id}, None
 
     def _vocabulary_verdict(self, hit: Hit, text: str, matcher: Any, has_model: bool) -> Verdict:

@@ -24,6 +24,8 @@ from engine.events import AnalysisStarted, Decision, Event, Explanation, HitFoun
 from engine.llm.backend import LLMBackend
 from engine.llm.factory import make_backend
 from engine.matching.index import default_cache_dir
+from engine.precedents import PrecedentSource
+from engine.scope import Scope
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,9 +106,9 @@ def _human(event: Event) -> str:
     return f"{event.type:<8} {json.dumps(data, ensure_ascii=False)}"
 
 
-async def _run_one(analyzer: Analyzer, args: argparse.Namespace, out: IO[str]) -> None:
+async def _run_one(analyzer: Analyzer, args: argparse.Namespace, out: IO[str], scope: Scope | None = None) -> None:
     events: list[Event] = []
-    async for event in analyzer.analyze(args.text, args.lang, args.mode):
+    async for event in analyzer.analyze(args.text, args.lang, args.mode, scope=scope):
         events.append(event)
         if args.stream:
             line = (
@@ -130,7 +132,9 @@ async def _records(source: IO[str]) -> AsyncIterator[tuple[int, dict[str, Any] |
         yield item
 
 
-async def _run_many(analyzer: Analyzer, args: argparse.Namespace, source: IO[str], sink: IO[str]) -> tuple[int, int]:
+async def _run_many(
+    analyzer: Analyzer, args: argparse.Namespace, source: IO[str], sink: IO[str], scope: Scope | None = None
+) -> tuple[int, int]:
     """Records analysed concurrently (a bounded window), results written in input order."""
     window: list[asyncio.Task[dict[str, Any]]] = []
     counts = [0, 0]
@@ -140,7 +144,7 @@ async def _run_many(analyzer: Analyzer, args: argparse.Namespace, source: IO[str
             return {"line": number, "error": {"code": "invalid-record", "message": problem}}
         lang = record.get("lang") if isinstance(record.get("lang"), str) and record.get("lang") else None
         try:
-            events = [e async for e in analyzer.analyze(record["text"], lang, args.mode)]
+            events = [e async for e in analyzer.analyze(record["text"], lang, args.mode, scope=scope)]
         except UneraseError as exc:
             return {"id": record.get("id"), "line": number, "error": {"code": exc.code, "message": exc.message}}
         return summary(events, record.get("id"))
@@ -162,14 +166,18 @@ async def _run_many(analyzer: Analyzer, args: argparse.Namespace, source: IO[str
     return counts[0], counts[1]
 
 
-def cmd_analyze(args: argparse.Namespace) -> int:
+def cmd_analyze(args: argparse.Namespace, scope: Scope | None = None, precedents: PrecedentSource | None = None) -> int:
+    """`scope` and `precedents`: a site's term rules and its verdict sources (`unerase analyze --site KEY`)."""
     from engine.cli import _open_in, _open_out, _vocabulary
 
-    return asyncio.run(_analyze(args, Detector(_vocabulary(args.vocab)), _open_in, _open_out))
+    detector = Detector(_vocabulary(args.vocab))
+    return asyncio.run(_analyze(args, detector, _open_in, _open_out, scope, precedents))
 
 
 @contextlib.asynccontextmanager
-async def open_analyzer(args: argparse.Namespace, detector: Detector) -> AsyncIterator[Analyzer]:
+async def open_analyzer(
+    args: argparse.Namespace, detector: Detector, precedents: PrecedentSource | None = None
+) -> AsyncIterator[Analyzer]:
     """An Analyzer set up from `add_backend_arguments` options; its backend and cache are closed on exit."""
     backend = build_backend(args)
     cache = (
@@ -179,7 +187,7 @@ async def open_analyzer(args: argparse.Namespace, detector: Detector) -> AsyncIt
         mode=args.mode, concurrency=args.concurrency, timeout=args.timeout, threshold=args.threshold
     )
     try:
-        yield Analyzer(detector, BackendRouter(backend), cache=cache, config=config)
+        yield Analyzer(detector, BackendRouter(backend), cache=cache, config=config, precedents=precedents)
     finally:
         if backend is not None:
             await backend.aclose()
@@ -187,14 +195,21 @@ async def open_analyzer(args: argparse.Namespace, detector: Detector) -> AsyncIt
             cache.close()
 
 
-async def _analyze(args: argparse.Namespace, detector: Detector, open_in: Any, open_out: Any) -> int:
-    async with open_analyzer(args, detector) as analyzer:
+async def _analyze(
+    args: argparse.Namespace,
+    detector: Detector,
+    open_in: Any,
+    open_out: Any,
+    scope: Scope | None = None,
+    precedents: PrecedentSource | None = None,
+) -> int:
+    async with open_analyzer(args, detector, precedents) as analyzer:
         if args.input:
             with open_in(args.input) as source, open_out(args.output) as sink:
-                done, failed = await _run_many(analyzer, args, source, sink)
+                done, failed = await _run_many(analyzer, args, source, sink, scope)
             print(f"{done} records analysed, {failed} with errors", file=sys.stderr)
             return 0 if failed == 0 else 3
         if args.text is None:
             raise UneraseError('give a text ("unerase analyze \\"some text\\"") or --input FILE.jsonl')
-        await _run_one(analyzer, args, sys.stdout)
+        await _run_one(analyzer, args, sys.stdout, scope)
         return 0

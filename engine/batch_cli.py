@@ -1,13 +1,14 @@
 """`unerase batch`: analyse every text of a CSV, JSONL or ZIP-of-.txt file.
 
 unerase batch FILE [--format csv|jsonl|zip] [--text-column C] [--id-column C] [--lang-column C] [--lang xx]
-                   [--output OUT.jsonl|OUT.csv] [--progress] [--concurrency N]
+                   [--fallback-lang xx] [--output OUT.jsonl|OUT.csv] [--progress] [--concurrency N]
                    [--backend none|llama-cpp|openai] [--model M] ... (the model options of `unerase analyze`)
 
 The whole file is read and checked first (engine.batch), so a bad file stops with exit status 2 before
 anything is analysed or written. Records are then analysed concurrently and the results are written in
 input order, one per record, each with its id and line; a record that cannot be analysed gives a result
-with an "error" object instead of stopping the run.
+with an "error" object instead of stopping the run. A record whose language is neither given nor detectable
+(a short title) is analysed in the fallback language, and its result says so (engine.batch_language).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from engine.batch import (
     read_records,
     result_row,
 )
+from engine.batch_language import analyse_record, default_fallback, noted
 from engine.detector import Detector
 from engine.errors import UneraseError
 
@@ -55,6 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id-column", help="CSV column holding record ids (default: the line number)")
     parser.add_argument("--lang-column", help="CSV column holding language codes")
     parser.add_argument("--lang", help="language of records that do not give one; detected when omitted")
+    parser.add_argument(
+        "--fallback-lang",
+        help="language of records whose language cannot be detected (short texts such as titles); "
+        "default: en when loaded, else the first loaded language; 'none': such records fail",
+    )
     parser.add_argument("--output", help="OUT.jsonl or OUT.csv, by extension (default: JSONL on stdout)")
     parser.add_argument("--progress", action="store_true", help="draw the progress bar even when stderr is no terminal")
     add_backend_arguments(parser)
@@ -82,6 +89,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     )
     del data
     detector = Detector(_vocabulary(args.vocab))
+    args.fallback_lang = _fallback(args.fallback_lang, detector.languages)
     progress = _Progress(len(items), enabled=args.progress or sys.stderr.isatty(), stream=sys.stderr)
     started = time.perf_counter()
     with _open_sink(args.output, output_format) as write:
@@ -147,11 +155,23 @@ async def _analyse(analyzer: Analyzer, item: Record | RowError, args: argparse.N
     if isinstance(item, RowError):
         return {"id": item.id, "line": item.line, "error": {"code": "invalid-record", "message": item.message}}
     try:
-        events = [e async for e in analyzer.analyze(item.text, item.lang or args.lang, args.mode)]
+        events, fallback = await analyse_record(
+            analyzer, item.text, item.lang or args.lang, args.mode, getattr(args, "fallback_lang", None)
+        )
     except UneraseError as exc:
         return {"id": item.id, "line": item.line, "error": {"code": exc.code, "message": exc.message}}
-    result = summary(events, item.id)
+    result = noted(summary(events, item.id), fallback)
     return {"id": result.pop("id"), "line": item.line, **result}
+
+
+def _fallback(wanted: str | None, languages: Sequence[str]) -> str | None:
+    if wanted is None:
+        return default_fallback(languages)
+    if wanted.strip().lower() == "none":
+        return None
+    if wanted not in languages:
+        raise UneraseError(f"--fallback-lang {wanted!r} is not loaded; accepted: {', '.join(languages)} or none")
+    return wanted
 
 
 async def _run(

@@ -2,6 +2,8 @@
 
 unerase detect "text" [--lang xx] [--vocab PATH ...] [--json]
 unerase detect --input FILE.jsonl [--output FILE.jsonl]
+unerase eval FILE.csv|FILE.jsonl [--label-column C --positive V ...]   (engine/eval_cli.py)
+unerase audit [--lang xx ...] [--templates FILE]                          (engine/audit_cli.py)
 unerase vocab check|stats [PATH ...]
 unerase vocab import FILE --format FMT [--lang xx] --out PATH
 unerase vocab export PATH [--out FILE.ttl]
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import time
@@ -21,6 +24,7 @@ from typing import IO, Any
 from engine.detector import Detection, Detector
 from engine.errors import UneraseError
 from engine.paths import shipped_vocabularies
+from engine.scope import Scope
 from engine.vocabulary.loader import load_vocabularies
 from engine.vocabulary.model import Vocabulary
 from engine.vocabulary.stats import format_stats, vocabulary_stats
@@ -39,7 +43,11 @@ def _print_hits(result: Detection, out: IO[str]) -> None:
     if not result.hits:
         print("no vocabulary term found", file=out)
     for hit in result.hits:
-        flags = [f for f, on in (("ambiguous", hit.ambiguous), ("obfuscated", hit.obfuscated)) if on]
+        flags = [
+            f
+            for f, on in (("ambiguous", hit.ambiguous), ("obfuscated", hit.obfuscated), ("variant", hit.variant))
+            if on
+        ]
         print(f"\n[{hit.start}:{hit.end}] {hit.surface!r} -> {hit.term.literal} ({hit.issue.id})", file=out)
         if hit.candidates:
             print(f"  could also stand for: {', '.join(hit.candidates[1:])}", file=out)
@@ -67,7 +75,12 @@ def _records(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str 
         yield number, record, None
 
 
-def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str]) -> tuple[int, int]:
+def _scoped(result: Detection, scope: Scope | None) -> Detection:
+    """The detection as a site sees it (its excluded terms gone, its marked terms ambiguous)."""
+    return result if scope is None else dataclasses.replace(result, hits=scope.apply(result.hits))
+
+
+def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str], scope: Scope | None = None) -> tuple[int, int]:
     """One JSON result per input line, streaming; bad lines give an error object, not a stop."""
     done = failed = 0
     for number, record, problem in _records(source):
@@ -77,7 +90,7 @@ def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str]) -> tuple[in
             continue
         lang = record.get("lang")
         try:
-            result = detector.detect(record["text"], lang if isinstance(lang, str) and lang else None)
+            result = _scoped(detector.detect(record["text"], lang if isinstance(lang, str) and lang else None), scope)
         except UneraseError as exc:
             error = {"code": exc.code, "message": exc.message}
             sink.write(json.dumps({"id": record.get("id"), "line": number, "error": error}, ensure_ascii=False) + "\n")
@@ -93,19 +106,20 @@ def detect_jsonl(detector: Detector, source: IO[str], sink: IO[str]) -> tuple[in
     return done, failed
 
 
-def cmd_detect(args: argparse.Namespace) -> int:
+def cmd_detect(args: argparse.Namespace, scope: Scope | None = None) -> int:
+    """`scope`: a site's term rules (given by `unerase detect --site KEY`)."""
     detector = Detector(_vocabulary(args.vocab), obfuscation=not args.no_obfuscation)
     if args.input:
         started = time.perf_counter()
         with _open_in(args.input) as source, _open_out(args.output) as sink:
-            done, failed = detect_jsonl(detector, source, sink)
+            done, failed = detect_jsonl(detector, source, sink, scope)
         print(
             f"{done} records analysed, {failed} with errors, in {time.perf_counter() - started:.1f} s", file=sys.stderr
         )
         return 0 if failed == 0 else 3
     if args.text is None:
         raise UneraseError('give a text ("unerase detect \\"some text\\"") or --input FILE.jsonl')
-    result = detector.detect(args.text, args.lang)
+    result = _scoped(detector.detect(args.text, args.lang), scope)
     if args.json:
         json.dump(result.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
         print()
@@ -203,6 +217,18 @@ def build_parser() -> argparse.ArgumentParser:
     batch = sub.add_parser("batch", help="analyse every text of a CSV, JSONL or ZIP-of-.txt file")
     batch_cli.add_arguments(batch)
     batch.set_defaults(func=batch_cli.cmd_batch)
+
+    from engine import eval_cli
+
+    evaluation = sub.add_parser("eval", help="measure a configuration on a labelled CSV or JSONL file")
+    eval_cli.add_arguments(evaluation)
+    evaluation.set_defaults(func=eval_cli.cmd_eval)
+
+    from engine import audit_cli
+
+    audit = sub.add_parser("audit", help="counterfactual fairness test: the same sentence about different groups")
+    audit_cli.add_arguments(audit)
+    audit.set_defaults(func=audit_cli.cmd_audit)
 
     vocab = sub.add_parser("vocab", help="check, inspect, import and export vocabularies")
     vsub = vocab.add_subparsers(dest="vocab_command", required=True)

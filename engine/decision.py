@@ -1,4 +1,4 @@
-"""The decision rules of CONTRACTS.md, with a severity band and the reasons stated.
+"""The decision rules of docs/contracts.md, with a severity band and the reasons stated.
 
 - not_flagged only when no hit is contentious *and* the targeting stage says not_hateful (or
   was skipped in vocabulary-only mode, which the reasons say);

@@ -1,4 +1,4 @@
-"""The analysis event stream (CONTRACTS.md): typed, ordered, always ending with `done`.
+"""The analysis event stream (docs/contracts.md): typed, ordered, always ending with `done`.
 
 Each event is a frozen dataclass with a `type` (the SSE event name) and `to_dict()` (its JSON
 payload). The engine yields them; the web layer renders them.

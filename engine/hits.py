@@ -15,6 +15,9 @@ class Hit:
     `text[start:end] == surface` always holds. `obfuscated` is true when the match was found
     through leetspeak, separators, masking or repeated letters. When masking leaves several
     terms possible, `candidates` lists their literals (the reported `term` is the first).
+    `variant` is true when the surface is none of the listed forms nor an inflection of one,
+    but a spelling within one edit of a long listed form (transexual for transsexual) or a
+    listed form hyphenated or closed up differently (Muzul-Vrouw for muzulvrouw).
     """
 
     id: str
@@ -26,6 +29,7 @@ class Hit:
     obfuscated: bool = False
     candidates: tuple[str, ...] = ()
     marked_ambiguous: bool = False  # a site's moderators marked the term ambiguous (engine.scope)
+    variant: bool = False  # a spelling or hyphenation variant of a listed form (transexual, Muzul-Vrouw)
 
     @property
     def ambiguous(self) -> bool:
@@ -48,6 +52,8 @@ class Hit:
         }
         if self.candidates:
             data["candidates"] = list(self.candidates)
+        if self.variant:
+            data["variant"] = True
         if full:
             data.update(
                 description=self.issue.description,

@@ -163,3 +163,38 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+class SourceFailed(Exception):
+    """Some sources of a chain failed; `decided` holds what the others decided."""
+
+    def __init__(self, message: str, decided: dict[str, Verdict]) -> None:
+        super().__init__(message)
+        self.decided = decided
+
+
+class ChainedSources:
+    """Several sources asked in turn, each about the hits the ones before it left undecided (like a list of
+    strategies): the cheap word-overlap precedents first, then the examples compared by embeddings. A source
+    that fails is skipped; the others still decide, and the failure is raised with their verdicts."""
+
+    def __init__(self, sources: Sequence[PrecedentSource]) -> None:
+        self.sources = tuple(sources)
+
+    async def decide(self, hits: Sequence[Hit], text: str, language: str, site: str | None) -> dict[str, Verdict]:
+        decided: dict[str, Verdict] = {}
+        failures = []
+        for source in self.sources:
+            left = [hit for hit in hits if hit.id not in decided]
+            if not left:
+                break
+            try:
+                found = await source.decide(left, text, language, site)
+            except Exception as exc:  # one failing source must not silence the others
+                failures.append(str(exc))
+                continue
+            wanted = {hit.id for hit in left}
+            decided.update({hit_id: v for hit_id, v in found.items() if hit_id in wanted and v.hit_id == hit_id})
+        if failures:
+            raise SourceFailed("; ".join(failures), decided)
+        return decided

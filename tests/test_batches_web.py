@@ -149,7 +149,7 @@ def test_a_job_survives_a_restart_without_losing_or_repeating_rows(tmp_path: Pat
         worker = BatchWorker(services)
         rows = services.store.pending_rows(job.id, 0, 10)
         slots = asyncio.Semaphore(2)
-        results = [await worker._analyse(row, "fast", slots) for row in rows]
+        results = [await worker._analyse(row, "fast", None, slots) for row in rows]
         marked = [(i, s, label, json.dumps({**json.loads(r or "{}"), "before_restart": True}), e)
                   for i, s, label, r, e in results]  # fmt: skip
         services.store.save_rows(marked)

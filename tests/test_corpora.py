@@ -18,7 +18,18 @@ from engine.paths import shipped_vocabularies
 from engine.vocabulary.loader import load_vocabulary
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
-KINDS = {"hateful", "neutral", "quoted", "reclaimed", "counter-speech", "name", "obfuscated", "compound"}
+KINDS = {
+    "hateful",
+    "neutral",
+    "quoted",
+    "reclaimed",
+    "counter-speech",
+    "name",
+    "obfuscated",
+    "compound",
+    "title",
+    "form",
+}
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,7 @@ class Expected:
     start: int
     end: int
     status: str | None
+    variant: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,9 @@ def _expected(text: str, where: str, hit: dict[str, object]) -> Expected:
         if start < 0:
             raise AssertionError(f"{where}: surface {surface!r} (occurrence {occurrence}) is not in the text")
     status = hit.get("status")
-    return Expected(str(hit["issue"]), start, start + len(surface), str(status) if status else None)
+    return Expected(
+        str(hit["issue"]), start, start + len(surface), str(status) if status else None, bool(hit.get("variant"))
+    )
 
 
 def load_corpora() -> list[Sentence]:
@@ -87,6 +101,12 @@ def test_corpus_sentence(sentence: Sentence) -> None:
             f"({sentence.text[expected.start : expected.end]!r}); found "
             f"{[(h.issue.id, h.surface, h.start, h.end) for h in hits]}"
         )
+    variants = {(h.issue.id, h.start, h.end) for h in hits if h.variant}
+    for expected in sentence.hits:
+        if expected.variant:
+            assert (expected.issue, expected.start, expected.end) in variants, (
+                f"{sentence.where}: {sentence.text[expected.start : expected.end]!r} is not marked as a variant"
+            )
     wanted = {(e.issue, e.start, e.end) for e in sentence.hits}
     extra = [h for h in hits if (h.issue.id, h.start, h.end) not in wanted]
     if sentence.kind == "name":
@@ -104,3 +124,30 @@ def test_corpora_cover_every_language_and_kind() -> None:
         assert len(of_language) >= 60, f"{language}: {len(of_language)} sentences, at least 60 needed"
         kinds = {s.kind for s in of_language}
         assert kinds >= {"hateful", "neutral", "name", "obfuscated"}, f"{language}: kinds {sorted(kinds)}"
+
+
+def test_issue_15_corpora_cover_titles_names_and_forms_in_every_language() -> None:
+    """Title case and sentence starts, names, and word forms: the sentences of issue 15."""
+    needed = {"title": 30, "name": 20, "form": 20}
+    for language in ("en", "fr", "el", "de", "nl", "it", "pt"):
+        for kind, least in needed.items():
+            count = sum(1 for s in SENTENCES if s.language == language and s.kind == kind)
+            assert count >= least, f"{language}: {count} sentences of kind {kind!r}, at least {least} needed"
+
+
+_UNFILTERED: dict[str, Detector] = {}
+
+
+@pytest.mark.parametrize("language", ["en", "fr", "el", "de", "nl", "it", "pt"])
+def test_name_sentences_hold_a_word_the_name_filter_removes(language: str) -> None:
+    """A `name` sentence tests the name filter only if, without it, the sentence gives a hit."""
+    if language not in _UNFILTERED:
+        vocabulary = load_vocabulary(shipped_vocabularies() / language)
+        _UNFILTERED[language] = Detector(vocabulary, filter_names=False)
+    detector = _UNFILTERED[language]
+    idle = [
+        s.where
+        for s in SENTENCES
+        if s.language == language and s.kind == "name" and not detector.detect(s.text, language).hits
+    ]
+    assert not idle, f"name sentences without any vocabulary word: {idle}"

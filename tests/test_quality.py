@@ -349,7 +349,10 @@ def test_statement_of_an_automatic_decision(api: TestClient) -> None:
     # the vocabulary alone gives a fixed 90 % to every listed slur: a number that says nothing is not shown
     decided_by = page.text.split('<p id="decided-by">', 1)[1].split("</p>", 1)[0]
     assert "%" not in decided_by and "sure" not in decided_by and "confiden" not in decided_by
-    assert "<strong>faggot</strong>, which targets people because of their sexual orientation." in page.text
+    assert (
+        "<strong><bdi>faggot</bdi></strong>, which targets people because of their <bdi>sexual orientation</bdi>."
+        in page.text
+    )
     assert "not run (only the vocabulary was used)" in page.text
     assert "Vocabulary only: no language model was used" in page.text
     assert "&lt;b&gt;junkie&lt;/b&gt;" in page.text and "<b>junkie" not in page.text

@@ -162,8 +162,8 @@ def test_a_decision_leaves_the_queue_and_reaches_the_widget(api: TestClient, wor
     document = api.get(f"/api/v1/widget/{world['first']}/analyses/{deferred}", headers={"Origin": FORUM})
     assert document.json()["decision"]["label"] == "needs_review"  # now kept as bytes by the widget
     response = act(api, deferred, action="overturn:flagged", explanation="An insult aimed at a disabled man.")
-    # the next item waiting is the other one
-    assert response.status_code == 303 and response.headers["location"] == f"/review/{world['flagged']}"
+    # the next item waiting is the other one; its page says what was saved on this one
+    assert response.status_code == 303 and response.headers["location"] == f"/review/{world['flagged']}?done={deferred}"
     queue = {item.analysis_id for item in api.get("/review").context["items"]}  # type: ignore[attr-defined]
     assert queue == {world["flagged"]}
 
@@ -174,7 +174,7 @@ def test_a_decision_leaves_the_queue_and_reaches_the_widget(api: TestClient, wor
     assert document["explanation"]["text"] == "An insult aimed at a disabled man."
 
     last = act(api, world["flagged"], action="overturn:not_flagged")
-    assert last.status_code == 303 and last.headers["location"] == "/review"
+    assert last.status_code == 303 and last.headers["location"] == f"/review?done={world['flagged']}"
     assert api.get("/review").context["items"] == []  # type: ignore[attr-defined]
     # a reader disputing the moderator's answer brings the item back
     body = {"analysis_id": deferred, "post_id": "d", "helpful": False, "comment": "not an insult"}
@@ -187,7 +187,8 @@ def test_a_decision_leaves_the_queue_and_reaches_the_widget(api: TestClient, wor
 def test_keyboard_script_is_static_and_clicks_existing_controls(api: TestClient) -> None:
     script = api.get("/static/review.js")
     assert script.status_code == 200
-    for control in ("action-confirm", "action-flag", "action-clear", "review-next", "review-previous", "explanation"):
+    controls = ("action-confirm", "action-flag", "action-clear", "review-next", "review-previous", "review-undo")
+    for control in (*controls, "explanation"):
         assert control in script.text
 
 

@@ -253,7 +253,8 @@ def test_the_page_proposes_tau_and_calibration_and_applies_both(api: TestClient)
     csrf = page.context["csrf"]  # type: ignore[attr-defined]
     assert api.post(f"/admin/sites/{key}/deferral", data={"csrf": "forged"}, headers=ADMIN).status_code == 403
     applied = api.post(f"/admin/sites/{key}/deferral", data={"csrf": csrf}, headers=ADMIN, follow_redirects=False)
-    assert applied.status_code == 303 and applied.headers["location"] == f"/admin/sites/{key}"
+    assert applied.status_code == 303 and applied.headers["location"] == f"/admin/sites/{key}?saved=deferral"
+    assert "Saved: this site now uses the chosen threshold" in api.get(applied.headers["location"], headers=ADMIN).text
     stored = site_row(api, key)
     assert stored.threshold == report.chosen[0]
     assert parse_calibration(stored.calibration) == report.calibration

@@ -100,7 +100,7 @@ def test_html_stream_sends_all_hits_at_once_then_updates_badges(web: TestClient)
     assert 'id="verdict-h2" hx-swap-oob="outerHTML"' in verdict_html
     assert '<span class="badge verdict undetermined" id="group-h2" hx-swap-oob="outerHTML">' in verdict_html
     assert '<li id="stage-context" class="stage done" hx-swap-oob="outerHTML">' in verdict_html
-    assert "“crippled”: undetermined" in verdict_html  # the line read out by the page's live region
+    assert "“<bdi>crippled</bdi>”: undetermined" in verdict_html  # the line read out by the page's live region
     assert '<li id="stage-targeting" class="stage skipped"' in events[4][1]
     assert '<li id="stage-explanation" class="stage done"' in events[5][1]
     assert "Decision: flagged" in events[6][1]  # the undetermined word cannot change the label

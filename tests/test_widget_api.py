@@ -208,6 +208,23 @@ def test_widget_script_is_served_compressed_and_cacheable(api: TestClient) -> No
     assert plain.headers["cross-origin-resource-policy"] == "cross-origin"
 
 
+@pytest.mark.parametrize(
+    ("if_none_match", "status"),
+    [
+        ("W/{etag}", 304),  # a proxy weakened the tag
+        ('"older", {etag}', 304),  # a cache holding several versions lists them all
+        ('"older",W/{etag}', 304),
+        ("*", 304),
+        ('"older"', 200),
+        ('W/"older", "other"', 200),
+    ],
+)
+def test_widget_script_etags_weak_and_listed(api: TestClient, if_none_match: str, status: int) -> None:
+    etag = api.get("/widget.js").headers["etag"]
+    answer = api.get("/widget.js", headers={"If-None-Match": if_none_match.format(etag=etag)})
+    assert answer.status_code == status
+
+
 def test_demo_forum_embeds_the_widget(api: TestClient) -> None:
     page = api.get("/demo/forum")
     assert page.status_code == 200 and '<script src="/widget.js" data-site="demo" async></script>' in page.text
@@ -222,16 +239,28 @@ def test_site_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     monkeypatch.setenv("UNERASE_DATA_DIR", str(tmp_path))
     get_settings.cache_clear()
     try:
-        assert cli_main(["site", "add", "--name", "CLI forum", "--origin", "https://c.example/", "--no-store"]) == 0
-        added = json.loads(capsys.readouterr().out)
-        assert added["allowed_origins"] == ["https://c.example"] and added["store"] is False
+        options = ["--name", "CLI forum", "--origin", "https://c.example/", "--no-store"]
+        assert cli_main(["site", "add", *options, "--json"]) == 0
+        out, err = capsys.readouterr()
+        added = json.loads(out)  # the whole of stdout is one JSON object
+        assert added["allowed_origins"] == ["https://c.example"] and added["store"] is False and err == ""
         assert cli_main(["site", "update", added["key"], "--threshold", "0.7", "--show-checked"]) == 0
-        capsys.readouterr()
+        summary = capsys.readouterr().out.splitlines()
+        assert summary[0] == "Updated the site “CLI forum”."
+        assert f"  key:          {added['key']}" in summary and "  threshold:    0.7" in summary
+        assert "  store texts:  no (kept in memory only)" in summary and "  checked mark: shown" in summary
+        snippet = f'  <script src="https://YOUR-UNERASE-HOST/widget.js" data-site="{added["key"]}" async></script>'
+        assert snippet in summary
         assert cli_main(["site", "list", "--json"]) == 0
         listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         mine = next(s for s in listed if s["key"] == added["key"])
         assert mine["threshold"] == 0.7 and mine["show_checked"] is True
         assert cli_main(["site", "update", "nope", "--mode", "fast"]) == 2
         assert "no site has the key 'nope'" in capsys.readouterr().err
+        # a person gets a readable summary by default, the snippet on a line of its own
+        assert cli_main(["site", "add", "--name", "Riverside forum", "--origin", "https://r.example"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == "Added the site “Riverside forum”." and "  origins:      https://r.example" in lines
+        assert "{" not in "".join(lines) and lines[-2].strip().startswith("<script src=")
     finally:
         get_settings.cache_clear()

@@ -15,12 +15,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engine.analysis import BackendRouter
 from engine.paths import PROJECT_ROOT
-from web import errors
+from web import errors, evaluation_report
 from web.auth import current_session
 from web.batches import BatchWorker
+from web.bodylimit import BodyLimit, upload_routes
+from web.private import PrivateResponses
 from web.render import install_filters
 from web.routes import account, admin, analyses, batches, demo, quality, review, widget
 from web.routes import annotations as annotation_routes
+from web.routes import evaluations as evaluation_routes
 from web.services import Services
 from web.settings import Settings, get_settings
 
@@ -73,12 +76,19 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
 
     app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates", context_processors=[status_line])
     install_filters(app.state.templates.env)
+    evaluation_report.install(app.state.templates.env)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
     # quality before review: /review/{analysis_id} would take /review/quality for an item
     for module in (demo, analyses, annotation_routes, batches, widget, admin, account, quality, review):
         app.include_router(module.router)
+    app.include_router(evaluation_routes.router)
     errors.install(app)
 
+    app.add_middleware(PrivateResponses)
+    # bodies are counted as they arrive and refused past the limit, before anything parses them
+    uploads = upload_routes(app.routes)
+    limits = {"limit": settings.max_body_bytes, "upload_limit": settings.max_upload_bytes}
+    app.add_middleware(BodyLimit, **limits, uploads=uploads)
     app.add_middleware(SecurityHeaders)
     return app
 

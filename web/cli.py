@@ -1,14 +1,21 @@
 """The `unerase` program: the engine's commands plus those that need the web app's database.
 
 unerase site add --name NAME [--origin URL ...] [--lang xx ...] [--mode fast|thorough] [--threshold T]
-                 [--no-store] [--show-checked] [--rate-limit N]
+                 [--no-store] [--show-checked] [--rate-limit N] [--json]
 unerase site list [--json]
-unerase site update KEY [the same options; --store / --no-store, --show-checked / --hide-checked]
+unerase site update KEY [the same options; --store / --no-store, --show-checked / --hide-checked] [--json]
+
+`site add` and `site update` print a summary for a person (the key and the embed snippet on lines of their
+own), or with --json one JSON object and nothing else, for scripts.
 unerase user create NAME [--role moderator|admin] [--password-stdin]
 unerase user passwd NAME [--password-stdin]
 unerase user disable NAME
 unerase user enable NAME
 unerase user list [--json]
+unerase precedents import FILE --site KEY [--vocab PATH] --text-column C --term-column C --verdict-column C
+                          [--lang-column C] [--lang xx] [--moderator NAME] [--json]
+unerase analyze ... --site KEY / unerase detect ... --site KEY: with that site's term rules (and, for analyze,
+                          its moderators' precedents and the labelled examples), as the web app does for the site
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import getpass
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session
@@ -63,18 +71,51 @@ def _apply(site: Site, args: argparse.Namespace) -> Site:
     return site
 
 
+EMBED_HOST = "https://YOUR-UNERASE-HOST"
+
+
+def embed_snippet(key: str, host: str = EMBED_HOST) -> str:
+    return f'<script src="{host}/widget.js" data-site="{key}" async></script>'
+
+
 def _print(site: Site) -> None:
     data: dict[str, Any] = site_to_dict(site)
     print(json.dumps(data, ensure_ascii=False))
+
+
+def _summary(site: Site, done: str) -> None:
+    """The site as a person reads it: what was done, the settings, then the snippet on a line of its own."""
+    data = site_to_dict(site)
+    rows = [
+        ("key", site.key),
+        ("origins", ", ".join(data["allowed_origins"]) or "none (only this server's own pages)"),
+        ("languages", ", ".join(data["languages"]) or "all loaded"),
+        ("mode", site.mode),
+        ("threshold", f"{site.threshold:g}"),
+        ("store texts", "yes" if site.store else "no (kept in memory only)"),
+        ("checked mark", "shown" if site.show_checked else "not shown"),
+        ("rate limit", f"{site.rate_limit_per_minute} requests per minute per reader"),
+    ]
+    print(f"{done} “{site.name}”.")
+    for name, value in rows:
+        print(f"  {name + ':':<14}{value}")
+    print("Embed the widget with this line in the forum's pages (replace the host with this server's address):")
+    print(f"  {embed_snippet(site.key)}")
+    print("(--json prints the site as JSON instead.)")
+
+
+def _report(site: Site, args: argparse.Namespace, done: str) -> None:
+    if args.json:
+        _print(site)
+    else:
+        _summary(site, done)
 
 
 def cmd_site_add(args: argparse.Namespace) -> int:
     if not args.name:
         raise UneraseError("a site needs a name: --name NAME")
     site = _sites().save(_apply(Site(key=new_key(), name=args.name), args))
-    _print(site)
-    print(f'embed: <script src="https://YOUR-UNERASE-HOST/widget.js" data-site="{site.key}" async></script>',
-          file=sys.stderr)  # fmt: skip
+    _report(site, args, "Added the site")
     return 0
 
 
@@ -94,7 +135,7 @@ def cmd_site_update(args: argparse.Namespace) -> int:
         site = session.get(Site, args.key)
     if site is None:
         raise UneraseError(f"no site has the key '{args.key}'; `unerase site list` shows them")
-    _print(sites.save(_apply(site, args)))
+    _report(sites.save(_apply(site, args)), args, "Updated the site")
     return 0
 
 
@@ -183,6 +224,102 @@ def _site_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--show-checked", dest="show_checked", action="store_true", default=None)
     parser.add_argument("--hide-checked", dest="show_checked", action="store_false")
     parser.add_argument("--rate-limit", type=int, help="requests per minute per reader")
+    parser.add_argument("--json", action="store_true", help="print the site as one JSON object (for scripts)")
+
+
+def _site(key: str) -> tuple[Sites, Site]:
+    sites = _sites()
+    site = sites.get(key)
+    if site is None:
+        raise UneraseError(f"no site has the key '{key}'; `unerase site list` shows them")
+    return sites, site
+
+
+def cmd_precedents_import(args: argparse.Namespace) -> int:
+    from engine.cli import _vocabulary
+    from engine.detector import Detector
+    from web.precedents_import import Columns, import_precedents
+
+    sites, site = _site(args.site)
+    detector = Detector(_vocabulary(args.vocab))
+    columns = Columns(args.text_column, args.term_column, args.verdict_column, args.lang_column)
+    report = import_precedents(
+        sites.store.engine,
+        detector,
+        site.key,
+        Path(args.file),
+        columns,
+        scope=sites.scope(site.key),
+        language=args.lang,
+        moderator=args.moderator,
+    )
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        print(
+            f"{report.rows} rows read: {report.used} used ({report.precedents} precedents for site {site.key}), "
+            f"{len(report.refused)} refused"
+        )
+        for refusal in report.refused:
+            print(f"  line {refusal.line}: {refusal.reason}")
+    return 0 if not report.refused else 3
+
+
+def _with_site(command: Any, analyze: bool) -> Any:
+    """`detect` / `analyze` with `--site KEY`: the site's term rules, and for analyze its decision threshold,
+    mode, moderators' precedents and the labelled examples, as the web app uses them for the site's posts."""
+
+    def run(args: argparse.Namespace) -> int:
+        if args.site is None:
+            if analyze:
+                args.mode = args.mode or "fast"
+                args.threshold = 0.5 if args.threshold is None else args.threshold
+            return int(command(args))
+        sites, site = _site(args.site)
+        scope = sites.scope(site.key)
+        if not analyze:
+            return int(command(args, scope))
+        from web.services import verdict_sources
+
+        args.mode = args.mode or site.mode
+        args.threshold = site.threshold if args.threshold is None else args.threshold
+        return int(command(args, scope, verdict_sources(get_settings(), sites.store.engine)))
+
+    return run
+
+
+def _add_site_option(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name in ("detect", "analyze"):
+        parser = commands.choices[name]
+        parser.add_argument(
+            "--site",
+            help="a registered site's key: its term rules" + (", precedents and threshold" * (name == "analyze")),
+        )
+        command = parser.get_default("func")
+        if name == "analyze":
+            # a site's own mode and threshold apply unless given here
+            parser.set_defaults(mode=None, threshold=None)
+        parser.set_defaults(func=_with_site(command, name == "analyze"))
+
+
+def _add_precedent_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = commands.add_parser("precedents", help="moderators' earlier verdicts that decide later ambiguous hits")
+    psub = group.add_subparsers(dest="precedents_command", required=True)
+    imp = psub.add_parser(
+        "import",
+        help="load a site's past moderation decisions (CSV with a header line, or JSONL) as its precedents",
+    )
+    imp.add_argument("file", help="a .csv or .jsonl file, one decision per row")
+    imp.add_argument("--site", required=True, help="the site's key (`unerase site list`)")
+    imp.add_argument("--vocab", action="append", help="vocabulary file or folder (repeatable); default: shipped")
+    imp.add_argument("--text-column", required=True, help="the column with the moderated text")
+    imp.add_argument("--term-column", required=True, help="the column with the term as written in the text")
+    imp.add_argument("--verdict-column", required=True, help="the column with the verdict: contentious or neutral")
+    imp.add_argument("--lang-column", help="the column with the text's language (default: detected)")
+    imp.add_argument("--lang", help="the language of every text without one (default: detected)")
+    imp.add_argument("--moderator", default="import", help="recorded as who decided (default: import)")
+    imp.add_argument("--json", action="store_true", help="print the report as JSON")
+    imp.set_defaults(func=cmd_precedents_import)
 
 
 def build_full_parser() -> argparse.ArgumentParser:
@@ -190,7 +327,7 @@ def build_full_parser() -> argparse.ArgumentParser:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     site = commands.add_parser("site", help="register and configure the sites that embed the widget")
     ssub = site.add_subparsers(dest="site_command", required=True)
-    add = ssub.add_parser("add", help="register a site; prints its key")
+    add = ssub.add_parser("add", help="register a site; prints its key and embed snippet")
     _site_options(add, adding=True)
     add.set_defaults(func=cmd_site_add)
     listing = ssub.add_parser("list", help="the registered sites")
@@ -201,7 +338,40 @@ def build_full_parser() -> argparse.ArgumentParser:
     _site_options(update, adding=False)
     update.set_defaults(func=cmd_site_update)
     _add_user_commands(commands)
+    _add_evaluation_options(commands)
+    _add_precedent_commands(commands)
+    _add_site_option(commands)
     return parser
+
+
+def cmd_eval_site(args: argparse.Namespace) -> int:
+    """`unerase eval` with HTML reports, and with a registered site's term rules, mode and τ (`--site KEY`)."""
+    from engine.eval_cli import cmd_eval
+    from web.evaluation_report import render_eval_file
+
+    scope = None
+    if args.site:
+        sites = _sites()
+        site = sites.get(args.site)
+        if site is None:
+            raise UneraseError(f"no site has the key '{args.site}'; `unerase site list` shows them")
+        scope = sites.scope(args.site)
+        args.mode, args.threshold = site.mode, site.threshold
+    return cmd_eval(args, report_writer=render_eval_file, scope=scope)
+
+
+def _add_evaluation_options(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`eval --report` and `audit --report` render HTML with the web layer's templates and charts; `eval --site`
+    reads a site's settings from the database."""
+    from functools import partial
+
+    from engine.audit_cli import cmd_audit
+    from web.evaluation_report import render_audit_file
+
+    evaluation = commands.choices["eval"]
+    evaluation.add_argument("--site", help="apply this registered site's term rules, mode and threshold")
+    evaluation.set_defaults(func=cmd_eval_site)
+    commands.choices["audit"].set_defaults(func=partial(cmd_audit, report_writer=render_audit_file))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

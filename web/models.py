@@ -93,6 +93,9 @@ class BatchJob(SQLModel, table=True):
     status: str = Field(default="queued", max_length=16)  # queued, running, complete
     total_rows: int = 0
     stats: str | None = None  # JSON, computed when the job completes
+    language: str | None = Field(default=None, max_length=16)  # of records that give none; None: detected
+    # records whose language cannot be detected (short titles) are analysed in this one; None: they fail
+    fallback_language: str | None = Field(default=None, max_length=16)
 
 
 class BatchRow(SQLModel, table=True):
@@ -253,3 +256,30 @@ class Precedent(SQLModel, table=True):
     verdict: str = Field(max_length=16)  # contentious, neutral
     moderator: str = Field(max_length=64)
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class Evaluation(SQLModel, table=True):
+    """An evaluation on a labelled file, or a fairness audit, run from /admin/evaluations (web/evaluations.py).
+
+    Its texts are analysed as a batch job (`job_id`: progress, row errors and downloads are the batch's); this
+    row keeps what the batch does not: the labels (or the audit's tuples), the configuration the texts were
+    analysed with, and the report, computed once when the job is complete.
+    """
+
+    __tablename__ = "evaluation"
+
+    id: str = Field(primary_key=True, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    created_by: str = Field(default="", max_length=64)
+    kind: str = Field(default="eval", max_length=8)  # eval, audit
+    job_id: str = Field(foreign_key="batch_job.id", max_length=32)
+    filename: str = Field(default="", max_length=200)
+    review_as: str = Field(default="separate", max_length=16)
+    options: str = "{}"  # JSON: the columns and label values chosen
+    labels: str = "{}"  # JSON: per line, the row's label, language, group and term labels (audit: its case)
+    vocabulary_version: str = Field(default="", max_length=64)
+    prompt_version: str = Field(default="", max_length=64)
+    models: str = Field(default="none", max_length=400)
+    mode: str = Field(default="fast", max_length=16)
+    threshold: float = 0.5
+    report: str | None = None  # JSON, computed when the job is complete

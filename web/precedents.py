@@ -36,6 +36,7 @@ from engine.precedents import (
     precedent_verdict,
     similarity,
 )
+from engine.sense_examples import SenseExample
 from web.models import Precedent
 
 FTS_TABLE = "precedent_fts"
@@ -322,3 +323,48 @@ class DatabasePrecedents:
             if verdict is not None:
                 decided[hit.id] = verdict
         return decided
+
+
+class DatabaseExamples:
+    """Every moderator verdict as a labelled example for the example source (engine.sense_examples), compared
+    by embeddings instead of shared words: the precedents of the hits' vocabulary entries (issues), newest first,
+    of the analysis's site when it has one, else of every site."""
+
+    def __init__(self, engine: Engine, limit: int = 200) -> None:
+        self.engine = engine
+        self.limit = limit  # per entry: the newest decisions, so a long history costs a bounded vote
+        self._issues: frozenset[tuple[str, str]] = frozenset()
+        self._issues_read = -math.inf
+        self._generation = -1
+
+    def _known_issues(self) -> frozenset[tuple[str, str]]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(text("SELECT DISTINCT issue_id, language FROM precedent"))
+            return frozenset((row[0], row[1]) for row in rows)
+
+    async def examples(self, hits: Sequence[Hit], language: str, site: str | None) -> list[SenseExample]:
+        if self._generation != _generation or time.monotonic() - self._issues_read > TERMS_SECONDS:
+            self._generation = _generation
+            self._issues = await asyncio.to_thread(self._known_issues)
+            self._issues_read = time.monotonic()
+        issues = sorted({hit.issue.id for hit in hits if (hit.issue.id, language) in self._issues})
+        if not issues:
+            return []
+        return await asyncio.to_thread(self._read, issues, language, site)
+
+    def _read(self, issues: Sequence[str], language: str, site: str | None) -> list[SenseExample]:
+        found: list[SenseExample] = []
+        with Session(self.engine) as session:
+            for issue in issues:
+                query = select(Precedent).where(Precedent.issue_id == issue, Precedent.language == language)
+                if site is not None:
+                    query = query.where(Precedent.site_key == site)
+                rows = session.exec(query.order_by(col(Precedent.id).desc()).limit(self.limit))
+                found.extend(
+                    SenseExample(
+                        p.language, p.issue_id, p.surface, p.context, p.verdict, f"precedent:{p.id}", str(p.id)
+                    )
+                    for p in rows
+                    if p.verdict in VERDICTS
+                )
+        return found

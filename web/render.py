@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jinja2 import Environment
+from markupsafe import Markup
 from sse_starlette import ServerSentEvent
 
 from engine.explain import fresh_alternatives
@@ -40,8 +41,15 @@ def in_words(stats: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def isolate(value: object) -> Markup:
+    """A curator's, user's or model's string, escaped, in its own bidi isolate (`<bdi>`, also `dir="auto"`):
+    a right-to-left override (U+202E) or right-to-left words in it cannot reorder the page's text around it."""
+    return Markup("<bdi>%s</bdi>") % value
+
+
 def install_filters(env: Environment) -> None:
     env.filters["category"] = category_words
+    env.filters["bdi"] = isolate
     env.filters["confidence_words"] = confidence_words
     env.filters["term_groups"] = term_groups
     env.filters["new_alternatives"] = lambda terms, note: fresh_alternatives(note or "", terms or ())
@@ -197,7 +205,7 @@ class HTMLStream:
                 + str(m.verdict_detail(hit, True))
                 + str(m.group_badge(group, True))
                 + self._context_stage()
-                + str(m.announce(f"“{hit['surface']}”: {words}"))
+                + str(m.announce(Markup("“{}”: {}").format(isolate(hit["surface"]), words)))
             )
             return [self._message("verdict", fragment, number)]
         if kind == "targeting":

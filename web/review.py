@@ -6,6 +6,16 @@ Actions write a `ModeratorDecision` when they decide a label and always an `Audi
 ever inserted. The newest moderator decision overrides the automatic one wherever the widget reads a result
 (`apply_to_summary`, `apply_to_document`).
 
+Undo (`undo`): for UNDO_SECONDS after a decision, the moderator who made it may take it back. The undone
+decision row is removed, so the state before it (the previous decision, or the automatic one) is what every
+reader of decisions sees again, and the next decision takes the freed sequence number; the audit log keeps
+both the decision and an "undo" entry with the state it restored. An undo obeys the same conflict rule as a
+decision: it names the sequence number it undoes and is refused (and audited as a conflict) when another
+decision has come after it.
+
+Analyses from the public demo page (source "demo") stay out of the queue unless `include_demo` is set
+(setting `review_demo_analyses`): strangers trying the demo would otherwise fill it beside the sites' posts.
+
 Blocking (SQLAlchemy): routes call `Review` in a thread.
 """
 
@@ -14,10 +24,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, case, func, or_
+from sqlalchemy import ColumnElement, and_, case, delete, exists, func, or_
 from sqlalchemy import select as core_select  # rows of plain columns (sqlmodel's select types fewer)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -50,6 +60,8 @@ TERM_RULES: tuple[TermRule, ...] = ("ambiguous", "exclude", "none")
 HIT_VERDICTS = ("contentious", "neutral")
 EXCERPT = 120
 QUEUE_LIMIT = 500  # a page a person can work through; the filters narrow it
+UNDO_SECONDS = 120  # the page offers undo for a few seconds; the server allows a little more for slow hands
+DECIDED_LABELS = ("flagged", "not_flagged")
 
 
 class ReviewError(UneraseError):
@@ -102,6 +114,56 @@ class QueueItem:
     site_key: str | None
     site_name: str | None
     excerpt: str
+    automatic_label: str | None = None
+    seen: int = 0  # the sequence number of the item's newest decision (0: none), for actions from the list
+
+
+@dataclass(frozen=True)
+class DecidedFilter:
+    """What the "decided" view shows: the newest decision of each item, narrowed by these."""
+
+    label: str | None = None
+    moderator: str | None = None
+    site: str | None = None
+    language: str | None = None
+    since: datetime | None = None
+
+    @classmethod
+    def parse(
+        cls, label: str | None, moderator: str | None, site: str | None, language: str | None, since: str | None
+    ) -> DecidedFilter:
+        if label and label not in DECIDED_LABELS:
+            raise ReviewError(f"unknown label '{label}'; accepted: {', '.join(DECIDED_LABELS)}")
+        moment = None
+        if since:
+            try:
+                moment = datetime.fromisoformat(since).replace(tzinfo=UTC)
+            except ValueError:
+                raise ReviewError(f"'{since}' is not a date; write it as YYYY-MM-DD") from None
+        return cls(label or None, moderator or None, site or None, language or None, moment)
+
+    def query(self) -> dict[str, str]:
+        values = {
+            "label": self.label,
+            "moderator": self.moderator,
+            "site": self.site,
+            "language": self.language,
+            "since": self.since.date().isoformat() if self.since else None,
+        }
+        return {name: value for name, value in values.items() if value}
+
+
+@dataclass(frozen=True)
+class DecidedItem:
+    analysis_id: str
+    decided_at: datetime
+    moderator: str
+    label: str
+    automatic_label: str | None
+    sequence: int
+    language: str | None
+    site_key: str | None
+    excerpt: str
 
 
 @dataclass(frozen=True)
@@ -136,6 +198,15 @@ class ReviewItem:
     def history(self) -> list[tuple[AuditEntry, dict[str, Any]]]:
         """Each audit entry with its state after the action, read back from JSON."""
         return [(entry, json.loads(entry.after)) for entry in self.audit]
+
+
+def state_after(document: dict[str, Any], automatic_label: str | None, decision: ModeratorDecision | None) -> State:
+    """The item's state with `decision` as its newest moderator decision (None: the automatic one stands)."""
+    automatic_explanation = (document.get("explanation") or {}).get("text")
+    if decision is None:
+        return State(automatic_label or "pending", "engine", None, automatic_explanation)
+    explanation = decision.explanation if decision.explanation is not None else automatic_explanation
+    return State(decision.label, "moderator", decision.moderator, explanation)
 
 
 def latest_decisions(engine: Engine, analysis_ids: Iterable[str]) -> dict[str, ModeratorDecision]:
@@ -183,9 +254,19 @@ def apply_to_document(document: dict[str, Any], decision: ModeratorDecision) -> 
     return changed
 
 
+def as_utc(moment: datetime) -> datetime:
+    # SQLite gives datetimes back without their zone; they were written in UTC
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def newest_sequence(item: ReviewItem) -> int:
+    return item.decisions[-1].sequence if item.decisions else 0
+
+
 class Review:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, include_demo: bool = False) -> None:
         self.engine = engine
+        self.include_demo = include_demo
 
     def _session(self) -> Session:
         # rows go on to templates after the session closes
@@ -197,7 +278,11 @@ class Review:
         analysis, decision = AnalysisRecord.__table__, DecisionRecord.__table__  # type: ignore[attr-defined]
         widget = WidgetResult.__table__  # type: ignore[attr-defined]
         decided = (
-            select(ModeratorDecision.analysis_id, func.max(ModeratorDecision.created_at).label("at"))
+            select(
+                ModeratorDecision.analysis_id,
+                func.max(ModeratorDecision.created_at).label("at"),
+                func.max(ModeratorDecision.sequence).label("sequence"),
+            )
             .group_by(col(ModeratorDecision.analysis_id))
             .subquery()
         )
@@ -224,6 +309,7 @@ class Review:
                 decision.c.confidence,
                 decision.c.reasons,
                 widget.c.site_key,
+                decided.c.sequence,
                 *(
                     case((condition, True), else_=False).label(name.replace("-", "_"))
                     for name, condition in kinds.items()
@@ -236,6 +322,8 @@ class Review:
             .outerjoin(disputed, disputed.c.analysis_id == analysis.c.id)
             .where(or_(*wanted))
         )
+        if not self.include_demo:
+            query = query.where(analysis.c.source != "demo")
         if filters.language:
             query = query.where(analysis.c.language == filters.language)
         if filters.site:
@@ -279,9 +367,69 @@ class Review:
                     site_key=row.site_key,
                     site_name=names.get(row.site_key, row.site_key) if row.site_key else None,
                     excerpt=excerpt,
+                    automatic_label=row.label,
+                    seen=int(row.sequence or 0),
                 )
             )
         return items
+
+    def decided(self, filters: DecidedFilter = DecidedFilter(), limit: int = QUEUE_LIMIT) -> list[DecidedItem]:
+        """The items moderators decided, each with its newest decision, newest first."""
+        analysis, automatic = AnalysisRecord.__table__, DecisionRecord.__table__  # type: ignore[attr-defined]
+        moderator, widget = ModeratorDecision.__table__, WidgetResult.__table__  # type: ignore[attr-defined]
+        newest = (
+            core_select(moderator.c.analysis_id, func.max(moderator.c.sequence).label("sequence"))
+            .group_by(moderator.c.analysis_id)
+            .subquery()
+        )
+        query = (
+            core_select(
+                moderator.c.analysis_id,
+                moderator.c.created_at,
+                moderator.c.moderator,
+                moderator.c.label,
+                moderator.c.sequence,
+                automatic.c.label.label("automatic_label"),
+                analysis.c.language,
+                widget.c.site_key,
+                func.substr(analysis.c.text, 1, EXCERPT + 1).label("excerpt"),
+            )
+            .select_from(moderator)
+            .join(
+                newest,
+                and_(newest.c.analysis_id == moderator.c.analysis_id, newest.c.sequence == moderator.c.sequence),
+            )
+            .join(analysis, analysis.c.id == moderator.c.analysis_id)
+            .outerjoin(automatic, automatic.c.analysis_id == moderator.c.analysis_id)
+            .outerjoin(widget, widget.c.analysis_id == moderator.c.analysis_id)
+        )
+        if filters.label:
+            query = query.where(moderator.c.label == filters.label)
+        if filters.moderator:
+            query = query.where(moderator.c.moderator == filters.moderator)
+        if filters.site:
+            query = query.where(widget.c.site_key == filters.site)
+        if filters.language:
+            query = query.where(analysis.c.language == filters.language)
+        if filters.since:
+            query = query.where(moderator.c.created_at >= filters.since)
+        query = query.order_by(moderator.c.created_at.desc(), moderator.c.id.desc()).limit(limit)
+        with self._session() as session:
+            rows = list(session.execute(query))
+        return [
+            DecidedItem(
+                analysis_id=row.analysis_id,
+                decided_at=row.created_at,
+                moderator=row.moderator,
+                label=row.label,
+                automatic_label=row.automatic_label,
+                sequence=row.sequence,
+                language=row.language,
+                site_key=row.site_key,
+                excerpt=row.excerpt if len(row.excerpt) <= EXCERPT else row.excerpt[:EXCERPT] + "…",
+            )
+            for row in rows
+        ]
 
     def _site_deferrals(self) -> list[ColumnElement[bool]]:
         """Conditions for decisions a site's own τ defers (widget results below the site's raw cutoff)."""
@@ -328,13 +476,8 @@ class Review:
             feedback_rows, decision_rows, audit_rows = tuple(feedback), tuple(decisions), tuple(audit)
             widget = session.exec(select(WidgetResult).where(WidgetResult.analysis_id == analysis_id)).first()
         document = analysis_document(record, json.loads(record.events))
-        automatic_explanation = (document.get("explanation") or {}).get("text")
         automatic_label = automatic.label if automatic else None
-        state = State(automatic_label or "pending", "engine", None, automatic_explanation)
-        if decision_rows:
-            last = decision_rows[-1]
-            explanation = last.explanation if last.explanation is not None else automatic_explanation
-            state = State(last.label, "moderator", last.moderator, explanation)
+        state = state_after(document, automatic_label, decision_rows[-1] if decision_rows else None)
         return ReviewItem(
             record=record,
             document=document,
@@ -408,7 +551,8 @@ class Review:
             after=json.dumps({**after.to_dict(), "note": note or None}, ensure_ascii=False),
         )
         if decision is not None:
-            decision.sequence = (len(item.decisions) if seen is None else seen) + 1
+            # `seen` is the sequence number of the newest decision the moderator's page showed (0: none)
+            decision.sequence = (newest_sequence(item) if seen is None else seen) + 1
         try:
             with self._session() as session:
                 if decision is not None:
@@ -418,6 +562,55 @@ class Review:
         except IntegrityError:
             if decision is None:
                 raise
+            self._refuse(item, entry)
+        return entry
+
+    def undoable(self, item: ReviewItem, moderator: str, now: datetime | None = None) -> ModeratorDecision | None:
+        """The item's newest decision when `moderator` made it less than UNDO_SECONDS ago, else None."""
+        last = item.decisions[-1] if item.decisions else None
+        if last is None or last.moderator != moderator:
+            return None
+        age = (now or datetime.now(UTC)) - as_utc(last.created_at)
+        return last if age <= timedelta(seconds=UNDO_SECONDS) else None
+
+    def undo(self, item: ReviewItem, moderator: str, sequence: int, now: datetime | None = None) -> AuditEntry:
+        """Takes back the decision numbered `sequence`, restoring the state before it; returns the audit entry.
+
+        Refused (ReviewError) when it is not this moderator's or is older than UNDO_SECONDS; refused as a
+        `Conflict` (and audited as one) when another decision came after it, even at the same moment."""
+        last = item.decisions[-1] if item.decisions else None
+        if last is None or last.sequence < sequence:
+            raise ReviewError("there is no such decision to undo; the item may have been undone already")
+        undone = next((d for d in item.decisions if d.sequence == sequence), None)
+        previous = item.decisions[-2] if len(item.decisions) > 1 else None
+        restored = state_after(item.document, item.automatic_label, previous)
+        entry = AuditEntry(
+            actor=moderator,
+            action="undo",
+            analysis_id=item.record.id,
+            before=json.dumps(item.state.to_dict(), ensure_ascii=False),
+            after=json.dumps({**restored.to_dict(), "note": None, "undoes": sequence}, ensure_ascii=False),
+        )
+        if last.sequence > sequence:
+            self._refuse(item, entry)
+        if undone is None or undone.moderator != moderator:
+            who = undone.moderator if undone else "someone else"
+            raise ReviewError(f"only the moderator who made a decision can undo it ({who}); decide again instead")
+        if self.undoable(item, moderator, now) is None:
+            raise ReviewError(
+                f"a decision can be undone for {UNDO_SECONDS} seconds after it was made; decide again instead"
+            )
+        table = ModeratorDecision.__table__  # type: ignore[attr-defined]
+        later = exists().where(table.c.analysis_id == item.record.id, table.c.sequence > sequence)
+        with self._session() as session:
+            # removed only while nothing came after it: the same check a decision's unique sequence makes
+            removed = session.execute(delete(table).where(table.c.id == undone.id, ~later)).rowcount  # type: ignore[attr-defined]
+            if removed != 1:
+                session.rollback()
+            else:
+                session.add(entry)
+                session.commit()  # the removal and its audit entry together, or neither
+        if removed != 1:
             self._refuse(item, entry)
         return entry
 
@@ -508,6 +701,14 @@ class Review:
             elif automatic.get(hit["id"]) == "contentious" or (len(hits) == 1 and targeting != "hateful"):
                 verdicts[hit["id"]] = "contentious"
         return verdicts
+
+    def relearn(self, item: ReviewItem) -> int:
+        """After an undo: the precedents the item's decision before it would have given (none for the engine's)."""
+        current = self.item(item.record.id)
+        if current is None or not current.decisions:
+            precedents.replace(self.engine, item.record.id, [])
+            return 0
+        return self.learn(current, current.decisions[-1].label, {}, current.decisions[-1].moderator)
 
     @staticmethod
     def _decision(

@@ -7,17 +7,23 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.engine import Engine
+
 from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
 from engine.cache import SQLiteCache
 from engine.detector import Detector
+from engine.embeddings import LazyEmbedder
 from engine.errors import InputTooLarge, InvalidText, UneraseError, UnsupportedLanguage
 from engine.llm.backend import LLMBackend
 from engine.llm.factory import make_backend
+from engine.precedents import ChainedSources, PrecedentSource
+from engine.sense_examples import ExampleSource
+from engine.sense_examples import load_examples as load_sense_examples
 from engine.vocabulary.loader import load_vocabularies
 from web.db import make_engine
 from web.examples import Example, load_examples
 from web.forum import Thread, load_thread
-from web.precedents import DatabasePrecedents
+from web.precedents import DatabaseExamples, DatabasePrecedents
 from web.ratelimit import RateLimiter
 from web.runs import Runs
 from web.settings import LLMSettings, Settings
@@ -46,6 +52,26 @@ def build_router(settings: Settings) -> BackendRouter:
         default=build_backend(settings.llm_for(None), settings),
         per_language={lang: b for lang, llm in settings.llm_languages.items() if (b := build_backend(llm, settings))},
     )
+
+
+def verdict_sources(settings: Settings, database: Engine, site_examples: bool = True) -> ChainedSources:
+    """What decides ambiguous hits before the model, in order: moderators' earlier verdicts on posts sharing
+    words (cheap, strict), then the labelled examples compared by embeddings (curated sentences and every
+    moderator verdict). The embedding model starts loading now, in the background."""
+    sources: list[PrecedentSource] = [DatabasePrecedents(database)]
+    if settings.examples_enabled:
+        curated, vectors = load_sense_examples()
+        source = ExampleSource(
+            LazyEmbedder(),
+            curated,
+            vectors,
+            provider=DatabaseExamples(database) if site_examples else None,
+            min_confidence=settings.examples_min_confidence,
+            cache_path=settings.data_dir / "embeddings.sqlite",
+        )
+        source.start()
+        sources.append(source)
+    return ChainedSources(sources)
 
 
 @dataclass
@@ -89,7 +115,7 @@ class Services:
                 timeout=settings.llm_timeout,
                 threshold=settings.threshold,
             ),
-            precedents=DatabasePrecedents(database),  # moderators' earlier verdicts decide what they can
+            precedents=verdict_sources(settings, database),
         )
         store = Store(database, settings.spot_check_percent)
         store.reset_unfinished_analyses()
@@ -113,6 +139,10 @@ class Services:
             await model.aclose()
         if self.cache is not None:
             await asyncio.to_thread(self.cache.close)
+        sources = self.analyzer.precedents
+        for source in sources.sources if isinstance(sources, ChainedSources) else ():
+            if isinstance(source, ExampleSource):
+                source.close()
         await asyncio.to_thread(self.store.engine.dispose)
 
     def status_line(self) -> dict[str, Any]:

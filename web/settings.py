@@ -68,10 +68,30 @@ class Settings(BaseSettings):
         default="fast", description="fast sends only ambiguous hits to the model; thorough sends every hit."
     )
     threshold: float = Field(default=0.5, description="Decisions with lower confidence are deferred (needs_review).")
+    examples_enabled: bool = Field(
+        default=True,
+        description="Decide ambiguous hits from labelled examples by sentence embeddings (needs the examples extra).",
+    )
+    examples_min_confidence: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Calibrated confidence below which the example source leaves an ambiguous hit undecided.",
+    )
     max_text_chars: int = Field(default=20_000, description="Longest text accepted, in characters.")
     max_upload_bytes: int = Field(default=50_000_000, description="Largest batch upload accepted, in bytes.")
+    max_body_bytes: int = Field(
+        default=5_000_000,
+        ge=0,
+        description="Largest request body accepted (JSON, forms), in bytes; file uploads have max_upload_bytes.",
+    )
     max_batch_rows: int = Field(default=200_000, description="Most records one batch may hold.")
     batch_concurrency: int = Field(default=4, description="Records of batch jobs analysed at once.")
+    batch_fallback_language: str = Field(
+        default="en",
+        description="Language a batch record is analysed in when neither it nor its job gives one and detection "
+        "cannot tell (short texts such as titles); empty: such records fail with a message.",
+    )
     rate_limit_per_minute: int = Field(
         default=60, description="Requests per minute and client IP on public POST endpoints (0 turns it off)."
     )
@@ -91,6 +111,11 @@ class Settings(BaseSettings):
         ge=0.0,
         le=100.0,
         description="Share of automatic decisions drawn at random into the review queue as spot checks, in %.",
+    )
+    review_demo_analyses: bool = Field(
+        default=False,
+        description="Put analyses made on the public demo page (no site) into the review queue beside the sites' "
+        "posts.",
     )
     contest_url: str = Field(
         default="",

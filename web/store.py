@@ -309,6 +309,34 @@ class Store:
             yield from rows
             last = rows[-1].id or last
 
+    def retry_rows(self, job_id: str, language: str) -> int:
+        """Failed rows that have a text go back to pending in `language`, and the job back to queued, in one
+        transaction (the worker then analyses them and counts the job afresh). Returns how many rows."""
+        table = BatchRow.__table__  # type: ignore[attr-defined]
+        with self.engine.begin() as connection:
+            count = connection.execute(
+                update(table)
+                .where(table.c.job_id == job_id, table.c.status == "error", table.c.text != "")
+                .values(status="pending", language=language, error=None, label=None, result=None)
+            ).rowcount
+            if count:
+                connection.execute(
+                    update(BatchJob.__table__)  # type: ignore[attr-defined]
+                    .where(BatchJob.__table__.c.id == job_id)  # type: ignore[attr-defined]
+                    .values(status="queued", stats=None, finished_at=None)
+                )
+        return int(count or 0)
+
+    def retryable_rows(self, job_id: str) -> int:
+        """How many of the job's failed rows have a text, so that analysing them again could help."""
+        with self._session() as session:
+            count = session.execute(
+                select(func.count())
+                .select_from(BatchRow)
+                .where(BatchRow.job_id == job_id, BatchRow.status == "error", BatchRow.text != "")
+            ).scalar_one()
+        return int(count)
+
     def row_errors(self, job_id: str, limit: int = 200) -> list[BatchRow]:
         with self._session() as session:
             return list(

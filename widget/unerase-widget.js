@@ -317,6 +317,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     node.append(...kids);
     return node;
   }
+  // a curator's, user's or model's words in their own bidi isolate: a U+202E in them cannot reverse what follows
+  const iso = (text) => el("bdi", {}, String(text));
 
   let warned = false;
   const warnOnce = (message) => {
@@ -328,7 +330,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   function hitItem(h, s) {
     const v = h.verdict || {};
     const d = el("details", { "data-id": h.id },
-      el("summary", {}, el("b", {}, String(h.surface || "")), h.term && h.term !== h.surface ? " → " + h.term : ""));
+      el("summary", {}, el("b", {}, iso(h.surface || "")),
+        ...(h.term && h.term !== h.surface ? [" → ", iso(h.term)] : [])));
     const cats = (h.categories || []).map((c) => word(s.cats, c)).join(", ");
     if (cats) d.append(el("p", { class: "k" }, s.targets + ": " + cats));
     if (v.status === "neutral" || v.status === "undetermined") {
@@ -337,8 +340,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     // a verdict "decided by the vocabulary" only restates the description, which follows anyway
     const why = v.decided_by === "vocabulary" ? "" : v.explanation;
     for (const text of [why, h.description, h.suggestion_note]) if (text) d.append(el("p", {}, String(text)));
-    const instead = (h.suggested_terms || []).join(", ");
-    if (instead) d.append(el("p", {}, s.instead + ": " + instead));
+    const instead = (h.suggested_terms || []).flatMap((t, i) => (i ? [", ", iso(t)] : [iso(t)]));
+    if (instead.length) d.append(el("p", {}, s.instead + ": ", ...instead));
     const sources = (h.sources || []).map((src) => {
       const href = safeUrl(src);
       const link = href && el("a", { href, target: "_blank", rel: "noopener noreferrer" }, String(src));
@@ -388,7 +391,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     const s = ctx.s;
     doc.hits = doc.hits || [];
     doc.errors = doc.errors || [];
-    const quote = el("blockquote", doc.language ? { lang: doc.language } : {});
+    const quote = el("blockquote", doc.language ? { lang: doc.language, dir: "auto" } : { dir: "auto" });
     const foundTitle = el("h3", {}, s.found);
     const list = el("div", {});
     const explainTitle = el("h3", {}, s.explanation);
@@ -429,7 +432,6 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
         (cats ? " · " + s.targets + ": " + cats : ""));
     }
     // one line per message: two stages failing the same way (a model that is down) read as one
-    // a failed stage's detail is for moderators (API, review pages): the label tells readers a person will look
     const drawErrors = () => errors.replaceChildren(...[...new Set(doc.errors.filter((e) => !e.stage)
       .map((e) => String(e.message || "")))].map((m) => el("p", {}, m)));
     drawHits();
@@ -519,14 +521,12 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       root.append(el("span", { class: "ok" }, s.checked));
       return { host, label: result.label, isOpen: () => false };
     }
-    // names the button's post (author, first words): a page may have many buttons
     const author = post.el.getAttribute("data-unerase-author");
     const words = post.text.split(/\s+/);
     const about = el("span", { id: "d", hidden: "" }, (author ? author + ": " : "") + "“" + words.slice(0, 8).join(" ") +
       (words.length > 8 ? "…”" : "”"));
     const button = el("button", { type: "button", class: result.label === "flagged" ? "b" : "b r",
       "aria-expanded": "false", "aria-controls": "p", "aria-describedby": "d" }, label);
-    // there before it is filled, so it is read out
     const said = el("p", { class: "sr", "aria-live": "polite" });
     const title = el("h2", { id: "t", tabindex: "-1" }, label);
     const closer = el("button", { type: "button", class: "x", "aria-label": s.close, title: s.close }, "×");

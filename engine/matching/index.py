@@ -14,17 +14,61 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.text.lemmatizer import Lemmatizer
-from engine.text.normalize import fold
+from engine.text.normalize import fold, strip_marks
 from engine.text.tokenizer import RegexTokenizer
 from engine.vocabulary.model import Issue, Term, Vocabulary
 
 MAX_KEY_COMBINATIONS = 16
+# Raised whenever KeyMaker computes other keys, so disk caches of the old keys are not read.
+KEY_SCHEME = 2
+_HYPHENATED_RE = re.compile(r"\w+(?:[-‐‑]\w+)+")
+
+
+# Gender, number and case endings of adjectives, for languages where the lemmatizer may give
+# each gender its own lemma (Italian clandestina / clandestino) or not know an inflected form;
+# folded, longest first.
+AGREEMENT_ENDINGS: dict[str, tuple[str, ...]] = {
+    "it": ("i", "e", "o", "a"),
+    "pt": ("os", "as", "es", "o", "a", "e"),
+    "fr": ("es", "e", "s"),
+    "el": ("ους", "ων", "ου", "ος", "οι", "ες", "ης", "η", "ο", "α", "ε"),
+    "de": ("en", "er", "es", "em", "e"),  # for adjectives the dictionary lacks (versiffte)
+    "nl": ("e",),
+}
+
+
+def agreement_key(folded_word: str, language: str) -> str | None:
+    """A key shared by the gender and number forms of a word (clandestine, clandestino ->
+    ~clandestin), used only for the words after the first of a multi-word term, so that an
+    inflected modifier still continues a match the first word started ("immigrate clandestine"
+    for "immigrato clandestino") without letting such loose keys start matches of their own."""
+    endings = AGREEMENT_ENDINGS.get(language)
+    if endings is None or len(folded_word) < 4:
+        return None
+    for ending in endings:
+        if folded_word.endswith(ending) and len(folded_word) - len(ending) >= 4:
+            return "~" + folded_word[: -len(ending)]
+    return "~" + folded_word
+
+
+def inflection_stem(word: str) -> str:
+    """What a text word must begin with to count as an inflection of the folded term word `word`
+    when `word` is not its own lemma: all but an ending of at most two letters, and at least four
+    letters (or the whole of a shorter word).
+
+    A lemma key stands for the whole paradigm of the lemma, which is right for a term listed as
+    a lemma (cripple: cripples, crippled) but not for one listed as a derived or inflected form:
+    "flaming" has the lemma "flame", and without this "flame retardant" would be a hit.
+    """
+    word = strip_marks(word)  # German plural umlauts: Irrenärzte admits Irrenarzt
+    return word[: max(len(word) - 2, min(len(word), 4))]
 
 
 @dataclass(slots=True)
@@ -59,6 +103,11 @@ class KeyMaker:
         if language == "de" and token[:1].islower():
             # German nouns are capitalized; a lowercased noun ("zigeunern") is unknown otherwise.
             keys.append(fold(self.lemmatizer.lemmatize(token.capitalize(), language), language))
+        elif language == "de" and token[:1].isupper() and not token.isupper():
+            # An adjective capitalized at the start of a term or a sentence ("Geistige
+            # Behinderung", "Diebische Zigeuner") is read as a noun; its lower-case lemma
+            # ("geistig") is what the inflected forms in running text ("geistiger") reach.
+            keys.append(fold(self.lemmatizer.lemmatize(token.lower(), language), language))
         alias = self.aliases.get(folded)
         if alias is not None:
             keys.append(alias)
@@ -76,6 +125,23 @@ class LanguageIndex:
     max_term_tokens: int
     issues: dict[str, Issue]
     cache_hit: bool = False
+    # folded one-word spellings of hyphenated terms (islamo-gauchiste -> islamogauchiste)
+    joined: dict[str, list[Term]] = field(default_factory=dict)
+    # term id -> per token, the stem a text word must begin with (see `inflection_stem`), or
+    # None where any word with the token's keys will do; only terms with a stem are listed
+    stems: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
+
+    def admits(self, term: Term, position: int, folded_word: str) -> bool:
+        """Whether a text word (folded) that reached token `position` of `term` by its keys is
+        that token's listed form or an inflection of it. The lemma itself counts when it is one
+        (negers admits neger, aleijadas admits aleijado: curators often list only the forms that
+        do not collide with other words); a lemma that is another word's base does not (flame
+        for flaming), because it does not begin with the listed form's stem."""
+        stems = self.stems.get(term.id)
+        if stems is None:
+            return True
+        stem = stems[position]
+        return stem is None or strip_marks(folded_word).startswith(stem)
 
 
 @dataclass(frozen=True)
@@ -113,7 +179,8 @@ def load_keys(
     """Compiled keys, read from the disk cache when present; returns (keys, cache_hit)."""
     path = None
     if cache_dir is not None:
-        path = cache_dir / f"keys-{vocabulary.version}-{language}-{lemmatizer.id}.json".replace("/", "_")
+        name = f"keys-v{KEY_SCHEME}-{vocabulary.version}-{language}-{lemmatizer.id}.json"
+        path = cache_dir / name.replace("/", "_")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return CompiledKeys(data["terms"], data["aliases"]), True
@@ -150,19 +217,40 @@ def build_index(
     single_terms: dict[str, list[Term]] = defaultdict(list)
     forms_by_length: dict[int, list[tuple[str, Term]]] = defaultdict(list)
     max_tokens = 1
+    stems: dict[str, tuple[str | None, ...]] = {}
+    joined: dict[str, list[Term]] = defaultdict(list)
+    words = RegexTokenizer().words
     for term in vocabulary.terms(language):
         per_token = token_keys.get(term.id) or []
         if not per_token or not all(per_token):
             continue  # a literal with no word characters cannot be matched
+        folded_words = [fold(word, language) for word in words(term.literal)]
+        if len(folded_words) == len(per_token):
+            # the lemma key comes first; a word that is not its own lemma only admits its inflections
+            term_stems = tuple(
+                inflection_stem(word) if keys[0] != word else None
+                for word, keys in zip(folded_words, per_token, strict=True)
+            )
+            if any(term_stems):
+                stems[term.id] = term_stems
         max_tokens = max(max_tokens, len(per_token))
         for keys in per_token:
             all_keys.update(keys)
-        for path in itertools.islice(itertools.product(*per_token), MAX_KEY_COMBINATIONS):
+        paths = per_token
+        if len(per_token) > 1 and language in AGREEMENT_ENDINGS and len(folded_words) == len(per_token):
+            agreement = [agreement_key(word, language) for word in folded_words]
+            paths = [
+                per_token[0],
+                *([*keys, key] if key else keys for keys, key in zip(per_token[1:], agreement[1:], strict=True)),
+            ]
+        for path in itertools.islice(itertools.product(*paths), MAX_KEY_COMBINATIONS):
             node = root
             for key in path:
                 node = node.children.setdefault(key, TrieNode())
             if term not in node.terms:
                 node.terms.append(term)
+        if len(per_token) > 1 and _HYPHENATED_RE.fullmatch(term.literal):
+            joined["".join(folded_words)].append(term)
         if len(per_token) == 1:
             for key in per_token[0]:
                 single_terms[key].append(term)
@@ -178,4 +266,6 @@ def build_index(
         max_term_tokens=max_tokens,
         issues={issue.id: issue for issue in vocabulary.issues if issue.language == language},
         cache_hit=cache_hit,
+        stems=stems,
+        joined={form: terms for form, terms in joined.items() if form not in all_keys},
     )

@@ -22,7 +22,7 @@ import ahocorasick
 from rapidfuzz.distance import Levenshtein
 
 from engine.hits import Hit
-from engine.matching.index import LanguageIndex, TrieNode
+from engine.matching.index import AGREEMENT_ENDINGS, LanguageIndex, TrieNode, agreement_key
 from engine.matching.obfuscation import collapse_repeats, find_disguised, mask_matches
 from engine.text.compounds import COMPOUND_LANGUAGES, CompoundSplitter
 from engine.text.names import NameFilter, Span
@@ -33,6 +33,43 @@ from engine.vocabulary.model import Term
 # What may stand between the words of a multi-word term.
 _JOINER_RE = re.compile(rf"[\s\-‐‑'’{INVISIBLE}]{{1,3}}")
 CACHE_LIMIT = 200_000
+# Regular verb endings (folded) and the infinitive endings they replace, for verb terms the
+# lemmatizer does not know (in English, plural endings for nouns); longer endings first.
+_FR_ER = ("er",)
+VERB_ENDINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    # English: plurals only; the dictionary knows English verb forms, and -ed, -ing read off
+    # noun terms give words of their own (addicted is not addict)
+    "en": (("es", ("", "e")), ("s", ("",))),
+    "fr": tuple(
+        (e, _FR_ER) for e in "erent eront aient erait erais ees ent ons ait ais ant era ee es ez ai e a".split()
+    )
+    + tuple((e, ("ir",)) for e in ("issent", "issant", "issait", "ies", "ie", "is", "it", "i")),
+    "de": tuple(
+        (e, ("en", "n")) for e in ("enden", "ender", "endes", "endem", "ende", "end", "eten", "test", "ten", "tet")
+    )
+    + tuple((e, ("en", "n")) for e in ("te", "st", "et", "en", "t", "e")),
+    "nl": tuple((e, ("en",)) for e in ("ende", "end", "ten", "den", "te", "de", "en", "t", "d")),
+    "it": tuple(
+        (e, ("are",)) for e in ("avano", "iamo", "ando", "ano", "ato", "ata", "ati", "ate", "ava", "o", "i", "a")
+    )
+    + tuple((e, ("ire",)) for e in ("iscono", "isce", "ito", "ita", "iti", "ite")),
+    "pt": tuple(
+        (e, ("ar",)) for e in ("aram", "amos", "ados", "adas", "ando", "avam", "ado", "ada", "ava", "as", "am", "ou")
+    )
+    + tuple((e, ("ar",)) for e in ("ei", "o", "a"))
+    + tuple((e, ("er", "ir")) for e in ("idos", "idas", "ido", "ida")),
+}
+# Spelling variants are looked for only in words at least this long, and only one edit away.
+VARIANT_MIN_LENGTH = 9
+_HYPHEN_PAIR_RE = re.compile(r"(?<![\w\-‐‑])(\w+)[\-‐‑](\w+)(?![\w\-‐‑])")
+# Endings a vocabulary form may carry at the end of a compound or a word (Buschneger-n,
+# roodhuid-en, Dutch diminutives inboorling-etjes); the empty ending first, so an exact fit
+# is preferred.
+FEMININE_ENDINGS = frozenset({"in", "innen"})
+INFLECTION_ENDINGS: dict[str, tuple[str, ...]] = {
+    "de": ("", "n", "en", "e", "s", "es", "er", "ern", "em", "in", "innen"),
+    "nl": ("", "s", "en", "e", "n", "'s", "in", "innen", "es", "je", "jes", "tje", "tjes", "etje", "etjes"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +80,7 @@ class Candidate:
     obfuscated: bool = False
     reading: str | None = None  # the decoded form, for disguised spellings
     masked: bool = False
+    variant: bool = False  # a spelling or hyphenation variant of a listed form
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,33 +142,171 @@ class Matcher:
         keys = tuple(k for k in self.index.key_maker(surface) if k in self.index.keys)
         parts: tuple[Candidate, ...] = ()
         if not keys:
-            parts = self._compound_parts(surface) or self._repeated(surface)
+            folded = fold(surface, self.language)
+            parts = (
+                self._verb_form(surface, folded)
+                or self._compound_parts(surface, folded)
+                or self._repeated(surface)
+                or self._variant(surface, folded)
+            )
         found = Lookup(keys, parts) if keys or parts else _NOTHING
         if len(self._lookups) >= CACHE_LIMIT:
             self._lookups.clear()  # bounded memory on endless streams of new words
         self._lookups[surface] = found
         return found
 
-    def _single(self, keys: tuple[str, ...]) -> tuple[Term, ...]:
+    def _single(self, keys: tuple[str, ...], word: str) -> tuple[Term, ...]:
+        """One-word terms reached by a word's keys, of which the word is a form (see `admits`)."""
         terms: list[Term] = []
+        folded: str | None = None
         for key in keys:
             for term in self.index.single_terms.get(key, ()):
                 if term not in terms:
-                    terms.append(term)
+                    if folded is None:
+                        folded = fold(word, self.language)
+                    if self.index.admits(term, 0, folded):
+                        terms.append(term)
         return tuple(terms)
 
-    def _compound_parts(self, surface: str) -> tuple[Candidate, ...]:
+    def _compound_parts(self, surface: str, folded: str) -> tuple[Candidate, ...]:
+        """Vocabulary words inside a compound, with offsets relative to the token.
+
+        Three readings, the longest of which wins when they overlap (`resolve_overlaps`):
+        each part the splitter finds (Zigeuner|schnitzel); a longer vocabulary form that starts
+        and ends at part boundaries, perhaps with an inflectional ending (Busch|neger|dorf holds
+        Buschneger, not only Neger; Buschnegern); the whole word with its last part reduced to
+        its lemma (rood|huiden -> roodhuid, Mohren|köpfe -> Mohrenkopf).
+        """
         if self.splitter is None or self._inside is None or len(surface) < 6:
             return ()
-        folded = fold(surface, self.language)
-        if next(self._inside.iter(folded), None) is None:
+        inside = list(self._inside.iter(folded))
+        if not inside:
             return ()
+        spans = self.splitter.split(surface, self.language)
         parts = []
-        for start, end in self.splitter.split(surface, self.language):
-            terms = self._single(tuple(k for k in self.index.key_maker(surface[start:end]) if k in self.index.keys))
+        for start, end in spans:
+            part = surface[start:end]
+            terms = self._single(tuple(k for k in self.index.key_maker(part) if k in self.index.keys), part)
             if terms:
                 parts.append(Candidate(start, end, terms))
+        if len(folded) == len(surface):  # offsets of the folded form are those of the surface
+            parts.extend(self._aligned_forms(surface, inside, spans))
+        if spans:
+            parts.extend(self._inflected_head(surface, folded, spans[-1][0]))
         return tuple(parts)
+
+    def _aligned_forms(
+        self, surface: str, inside: list[tuple[int, str]], spans: tuple[tuple[int, int], ...]
+    ) -> list[Candidate]:
+        starts = {0, *(start for start, _ in spans)}
+        ends = {len(surface), *(end for _, end in spans)}
+        endings = INFLECTION_ENDINGS.get(self.language, ("",))
+        found = []
+        headword: bool | None = None
+        for last, form in inside:
+            start, end = last - len(form) + 1, last + 1
+            if start not in starts:
+                continue
+            stop = next(
+                (end + len(e) for e in endings if end + len(e) in ends and surface[end : end + len(e)] == e), None
+            )
+            if stop is None:
+                continue
+            if stop > end and surface[end:stop] not in FEMININE_ENDINGS:
+                # A word the dictionary lists as a headword of its own is not an inflection of the
+                # form it begins with (Dutch flikkeren, to flicker; slaafs, slavish), except for
+                # feminine nouns, which dictionaries list apart (Trinkerin, Autistin).
+                if headword is None:
+                    headword = self._headword(surface)
+                if headword:
+                    continue
+            terms = self._single((form,), surface[start:end])
+            if terms:
+                found.append(Candidate(start, stop, terms))
+        return found
+
+    def _inflected_head(self, surface: str, folded: str, head: int) -> list[Candidate]:
+        if len(folded) != len(surface):
+            return []
+        stem = folded[:head]
+        for key in self.index.key_maker(surface[head:]):
+            whole = stem + key
+            if whole != folded and whole in self.index.keys:
+                terms = self._single((whole,), whole)
+                if terms:
+                    return [Candidate(0, len(surface), terms)]
+        return []
+
+    def _verb_form(self, surface: str, folded: str) -> tuple[Candidate, ...]:
+        """An inflected form or participle of a verb term the lemmatizer does not know (French
+        enjuivé, enjuivait for enjuiver): regular endings replaced by the infinitive's, and the
+        participle prefix ge- of German and Dutch taken off. Only terms listed as that
+        infinitive are reached, so a noun term never gains verb forms."""
+        endings = VERB_ENDINGS.get(self.language)
+        if endings is None:
+            return ()
+        stems = [folded, folded[2:]] if self.language in ("de", "nl") and folded.startswith("ge") else [folded]
+        for stem in stems:
+            for ending, infinitives in endings:
+                if not stem.endswith(ending) or len(stem) - len(ending) < 3:
+                    continue
+                base = stem[: len(stem) - len(ending)] if ending else stem
+                bases = [base, base[:-1]] if len(base) > 3 and base[-1] == base[-2] else [base]  # gypp-ed
+                for root in bases:
+                    for infinitive in infinitives:
+                        key = root + infinitive
+                        if key == folded:
+                            continue
+                        terms = tuple(
+                            t for t in self.index.single_terms.get(key, ()) if fold(t.literal, self.language) == key
+                        )
+                        if terms:
+                            return (
+                                () if self._known_otherwise(surface, folded) else (Candidate(0, len(surface), terms),)
+                            )
+        return ()
+
+    def _headword(self, surface: str) -> bool:
+        lemmatizer = self.index.key_maker.lemmatizer
+        return lemmatizer.is_known(surface, self.language) and (
+            fold(lemmatizer.lemmatize(surface, self.language), self.language) == fold(surface, self.language)
+        )
+
+    def _known_otherwise(self, surface: str, folded: str) -> bool:
+        """The dictionary knows the word as a form of another lemma (French juives: juif, not juiver)."""
+        lemmatizer = self.index.key_maker.lemmatizer
+        return lemmatizer.is_known(surface, self.language) and (
+            fold(lemmatizer.lemmatize(surface, self.language), self.language) != folded
+        )
+
+    def _variant(self, surface: str, folded: str) -> tuple[Candidate, ...]:
+        """A listed one-word form closed up (islamogauchiste for islamo-gauchiste) or, for long
+        words the dictionary does not know, within one edit of a long listed form (transexual,
+        transsexual). Short words never: one letter turns too many short words into others."""
+        terms: tuple[Term, ...] = tuple(self.index.joined.get(folded, ()))
+        if not terms and len(folded) >= VARIANT_MIN_LENGTH and folded.isalpha():
+            if self.index.key_maker.lemmatizer.is_known(surface, self.language):
+                return ()
+            terms = tuple(
+                term
+                for size in (len(folded) - 1, len(folded), len(folded) + 1)
+                for form, term in self.index.forms_by_length.get(size, ())
+                if form[0] == folded[0]
+                and len(form) >= VARIANT_MIN_LENGTH
+                and Levenshtein.distance(folded, form, score_cutoff=1) <= 1
+            )
+        return (Candidate(0, len(surface), terms, variant=True),) if terms else ()
+
+    def _hyphenated(self, text: str) -> list[Candidate]:
+        """Two words joined by a hyphen that together are a listed one-word form (Muzul-Vrouw)."""
+        found = []
+        for match in _HYPHEN_PAIR_RE.finditer(text):
+            closed = match.group(1) + match.group(2)
+            lookup = self._lookups.get(closed) or self._lookup(closed)
+            terms = self._single(lookup.keys, closed) if lookup.keys else ()
+            if terms:
+                found.append(Candidate(match.start(), match.end(), terms, variant=True))
+        return found
 
     def _repeated(self, surface: str) -> tuple[Candidate, ...]:
         if not self.obfuscation:
@@ -154,7 +330,7 @@ class Matcher:
                     result = (terms, reading, True)
                     break
                 continue
-            terms = self._single(tuple(k for k in self.index.key_maker(reading) if k in self.index.keys))
+            terms = self._single(tuple(k for k in self.index.key_maker(reading) if k in self.index.keys), reading)
             if terms:
                 result = (terms, reading, False)
                 break
@@ -177,12 +353,19 @@ class Matcher:
         cached, compute = self._lookups.get, self._lookup
         lookups = [cached(t.text) or compute(t.text) for t in tokens]
         root = self.index.root
+        stems = self.index.stems
+        agreeing = self.language in AGREEMENT_ENDINGS
         for i in [i for i, lookup in enumerate(lookups) if lookup is not _NOTHING]:
             token, lookup = tokens[i], lookups[i]
             for part in lookup.parts:
                 found.append(
                     Candidate(
-                        token.start + part.start, token.start + part.end, part.terms, part.obfuscated, part.reading
+                        token.start + part.start,
+                        token.start + part.end,
+                        part.terms,
+                        part.obfuscated,
+                        part.reading,
+                        variant=part.variant,
                     )
                 )
             if not lookup.keys:
@@ -191,13 +374,21 @@ class Matcher:
             j = i
             while frontier:
                 terms = [t for node in frontier for t in node.terms]
+                if terms and stems:
+                    terms = [t for t in terms if self._admitted(t, tokens, i, j)]
                 if terms:
                     found.append(Candidate(token.start, tokens[j].end, tuple(dict.fromkeys(terms))))
                 j += 1
                 if j >= len(tokens) or not _JOINER_RE.fullmatch(text, tokens[j - 1].end, tokens[j].start):
                     break
                 next_keys = lookups[j].keys
+                if agreeing:
+                    key = agreement_key(fold(tokens[j].text, self.language), self.language)
+                    if key is not None:
+                        next_keys = (*next_keys, key)
                 frontier = [node.children[k] for node in frontier for k in next_keys if k in node.children]
+        if "-" in text or "‐" in text or "‑" in text:
+            found.extend(self._hyphenated(text))
         if self.obfuscation:
             for disguised in find_disguised(text):
                 resolved = self._resolve_readings(disguised.readings)
@@ -209,6 +400,13 @@ class Matcher:
                         )
                     )
         return found
+
+    def _admitted(self, term: Term, tokens: Sequence[Token], first: int, last: int) -> bool:
+        if term.id not in self.index.stems:
+            return True
+        return all(
+            self.index.admits(term, p, fold(tokens[first + p].text, self.language)) for p in range(last - first + 1)
+        )
 
     def find(self, text: str) -> list[Hit]:
         tokens = self.tokenizer.tokenize(text)
@@ -230,6 +428,7 @@ class Matcher:
                     issue=self.index.issues[term.issue_id],
                     obfuscated=cand.obfuscated,
                     candidates=(term.literal, *others) if others else (),
+                    variant=cand.variant,
                 )
             )
         return hits
@@ -256,8 +455,8 @@ def _token_at(starts: list[int], position: int) -> int | None:
 
 
 def resolve_overlaps(candidates: list[Candidate]) -> list[Candidate]:
-    """Longest first; at equal length plain matches beat disguised ones, then earlier ones."""
-    ordered = sorted(candidates, key=lambda c: (-(c.end - c.start), c.obfuscated, c.start))
+    """Longest first; at equal length listed forms beat disguised ones and variants, then earlier ones."""
+    ordered = sorted(candidates, key=lambda c: (-(c.end - c.start), c.obfuscated, c.variant, c.start))
     starts: list[int] = []  # of the intervals taken so far, kept sorted; they never overlap
     ends: list[int] = []
     chosen: list[Candidate] = []

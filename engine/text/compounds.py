@@ -19,6 +19,13 @@ LINKS: dict[str, tuple[str, ...]] = {
 }
 COMPOUND_LANGUAGES = frozenset(LINKS)
 MIN_PART = 3
+# Inflectional endings long enough to pass for a part: never the last part of a compound, so a
+# word is split before its ending, not after (Neger|kindern, not Negerkind|ern;
+# Taubstummen|lehrerinnen, not Taubstummenlehrer|innen).
+FINAL_ENDINGS: dict[str, frozenset[str]] = {
+    "de": frozenset({"ern", "nen", "innen", "ens"}),
+    "nl": frozenset({"nen", "innen", "tje", "tjes", "jes", "etje", "etjes"}),
+}
 
 
 class CompoundSplitter(Protocol):
@@ -43,6 +50,7 @@ class DictionarySplitter:
 
     def _split(self, word: str, language: str) -> tuple[tuple[int, int], ...]:
         links = LINKS.get(language)
+        endings = FINAL_ENDINGS.get(language, frozenset())
         n = len(word)
         if links is None or n < 2 * MIN_PART:
             return ()
@@ -53,6 +61,8 @@ class DictionarySplitter:
             choice: tuple[tuple[int, int], ...] | None = None
             for j in range(n, i + MIN_PART - 1, -1):
                 if (i, j) == (0, n) or not self._known(word[i:j], language):
+                    continue
+                if j == n and word[i:j].lower() in endings:
                     continue
                 for link in links:
                     k = j + len(link)

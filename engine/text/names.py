@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from engine.text.given_names import is_given_name
 from engine.text.lemmatizer import Lemmatizer, load_stanza_pipeline
 from engine.text.tokenizer import Token
 from engine.vocabulary.model import Term
@@ -25,8 +26,46 @@ NAME_MARKERS: frozenset[str] = frozenset(
     straße strasse platz gasse weg allee dhr mevr mevrouw meneer heer straat plein laan gracht sr
     sra srta senhor senhora dom dona doutor doutora rua avenida praça são κ κα κος κυρ κύριος κυρία
     κύριε οδός οδό πλατεία άγιος αγίου αγία
+    coach senator mayor minister judge captain colonel sergeant bishop reverend rev uncle aunt
+    maire ministre juge capitaine abbé père sœur frère oncle tante maître mademoiselle
+    bürgermeister bürgermeisterin richter richterin pfarrer pfarrerin onkel trainer trainerin familie
+    herrn bischof
+    wethouder burgemeester dominee pastoor oom
+    sindaco sindaca ministro ministra giudice capitano zio zia allenatore allenatrice
+    prefeito prefeita juiz juíza capitão tio tia treinador treinadora ministra
+    δήμαρχος υπουργός παπάς θείος θεία
     """.split()
 )
+
+# Words that follow a name to make a place's name (Gypsy Lane, Mohr Street).
+PLACE_WORDS: frozenset[str] = frozenset(
+    """
+    lane street road avenue square hill close drive row court alley
+    straße strasse platz gasse weg allee ring damm ufer
+    straat plein laan steeg gracht kade dijk
+    """.split()
+)
+
+# Prepositions, articles and conjunctions of four letters or more that title case leaves in
+# lower case ("Famiglia di Ottentotti Davanti alla Capanna").
+TITLE_SMALL_WORDS: frozenset[str] = frozenset(
+    """
+    with from into onto over upon near that this than under after
+    dans avec pour sous chez vers entre sans selon
+    alla alle allo agli dalla dalle dallo dagli della delle dello degli nella nelle nello negli
+    sulla sulle sullo sugli sopra sotto senza come
+    voor naar door over onder tegen zonder
+    para pelo pela pelos pelas como sobre numa numas nuns entre
+    über unter ohne gegen durch beim
+    """.split()
+)
+
+# Languages that capitalize every noun: there a capital says nothing about names.
+NOUN_CAPITALIZING = frozenset({"de"})
+
+# What ends a stretch of text whose casing is judged as one (a sentence, a heading line).
+_SEGMENT_BREAKS = ".!?;:\n"
+_SEGMENT_REACH = 40  # tokens looked at on each side; a heading or a sentence is rarely longer
 
 # Small words inside names between a first name, title or place word and the rest
 # (Ria de Mof, Van der Kreupel, rue de la Juiverie, Nossa Senhora dos Pretos).
@@ -75,6 +114,10 @@ def _capitalized(token: Token) -> bool:
     return token.text[:1].isupper()
 
 
+def _shouted(token: Token) -> bool:
+    return token.text.isupper() and len(token.text) > 1
+
+
 def _sentence_initial(text: str, tokens: Sequence[Token], index: int) -> bool:
     if index == 0:
         return True
@@ -88,15 +131,64 @@ def _adjacent(text: str, a: Token, b: Token) -> bool:
     return between.strip(" .\u00a0") == "" and "\n" not in between
 
 
-class HeuristicNameFilter:
-    """Offline rules, in order:
+def _initial(text: str, token: Token) -> bool:
+    """A first name's initial (the K. of Andreas K. Mohr, the J. of J. Savage)."""
+    return len(token.text) == 1 and token.text.isupper() and text[token.end : token.end + 1] == "."
 
-    1. a capitalized hit right after a title or place word (Sig. Sordo, Via Moro) is a name;
-    2. in languages that write common nouns in lower case (all but German), a hit of a
-       lower-case vocabulary term written capitalized in mid-sentence, right beside another
-       capitalized word, is a name (Marco Sordo, Sordo Rossi); ethnonyms such as 'Gypsy',
-       listed capitalized, are not affected;
-    3. in German, a capitalized hit beside a capitalized word the dictionary does not know.
+
+def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: str) -> bool:
+    """Whether the sentence or heading around tokens first..last is in title case or all caps,
+    so that a capital letter says nothing about names ("Portrait of Two Gypsy Women").
+
+    The words judged are those of four letters or more outside the hit, after the first word of
+    the stretch (capitalized in any style); short words are the articles and prepositions that
+    title case leaves in lower case (and longer ones listed in TITLE_SMALL_WORDS). Two thirds
+    capitalized is title case; in German, where
+    nouns are capitalized anyway, only all caps counts.
+    """
+    start = first
+    while start > 0 and first - start < _SEGMENT_REACH:
+        if any(c in text[tokens[start - 1].end : tokens[start].start] for c in _SEGMENT_BREAKS):
+            break
+        start -= 1
+    end = last
+    while end + 1 < len(tokens) and end - last < _SEGMENT_REACH:
+        if any(c in text[tokens[end].end : tokens[end + 1].start] for c in _SEGMENT_BREAKS):
+            break
+        end += 1
+    judged = [
+        tokens[i].text
+        for i in range(start + 1, end + 1)
+        if not first <= i <= last
+        and len(tokens[i].text) >= 4
+        and tokens[i].text[:1].isalpha()
+        and tokens[i].text.lower() not in TITLE_SMALL_WORDS
+    ]
+    if not judged:
+        return False
+    if language in NOUN_CAPITALIZING:  # nouns are capitalized anyway: only all caps is a style
+        return sum(word.isupper() for word in judged) * 3 >= len(judged) * 2
+    return sum(word[:1].isupper() for word in judged) * 3 >= len(judged) * 2
+
+
+class HeuristicNameFilter:
+    """Offline rules. Evidence that does not rest on capitals alone counts everywhere (in
+    title-case headings, all caps and German too):
+
+    1. a title, honorific or place word before the hit (Sig. Sordo, Via Moro, Herr Mohr), a
+       place word after it (Gypsy Lane), name particles after a title or given name (rue de la
+       Juiverie); Dutch place compounds (Moorplein);
+    2. a given name or an initial right before the hit (Andreas Mohr, J. Savage), or a given
+       name right after it (Mohr Andreas, Mohr, Andreas).
+
+    Capitals are evidence only where they carry information: in languages that write common
+    nouns in lower case, outside title-case or all-caps stretches (see `styled`):
+
+    3. a lower-case vocabulary term written capitalized in mid-sentence, right beside another
+       capitalized word whose capital is not explained by its place at the start of a sentence,
+       is a name (Sordo Rossi); ethnonyms listed capitalized, such as 'Gypsy', are not affected;
+    4. in German (outside title case), a hit beside a mid-sentence capitalized word the
+       dictionary does not know (Heide Kowalczyk, Lüneburger Heide).
     """
 
     def __init__(self, lemmatizer: Lemmatizer) -> None:
@@ -117,55 +209,96 @@ class HeuristicNameFilter:
     def _is_name(
         self, text: str, tokens: Sequence[Token], first: int, last: int, language: str, term: Term, in_hits: set[int]
     ) -> bool:
-        token, index = tokens[first], first
-        if not _capitalized(token) or (token.text.isupper() and len(token.text) > 1):
+        token = tokens[first]
+        if not _capitalized(token):
             return False
         lower_case_term = term.literal[:1].islower()
         if language == "nl" and lower_case_term and token.text.lower().endswith(PLACE_SUFFIXES):
             return True
-        if self._after_particles(text, tokens, first, lower_case_term, language):
-            return True
         before = tokens[first - 1] if first > 0 and _adjacent(text, tokens[first - 1], token) else None
         after = tokens[last + 1] if last + 1 < len(tokens) and _adjacent(text, tokens[last], tokens[last + 1]) else None
-        if before is not None and before.text.lower() in NAME_MARKERS:
+        if self._named_without_capitals(text, tokens, first, last, before, after):
+            return True
+        if _shouted(token) or styled(text, tokens, first, last, language):
+            return False
+        if self._after_particles(text, tokens, first, lower_case_term, language):
             return True
         # Shouted words and other hits are not names ("CRIPPLE Faggots", "Junkies Faggots").
         neighbours = [
-            t
+            (t, at)
             for t, at in ((before, first - 1), (after, last + 1))
-            if t is not None and _capitalized(t) and not t.text.isupper() and at not in in_hits
+            if t is not None and _capitalized(t) and not _shouted(t) and at not in in_hits
         ]
-        if after is not None and after in neighbours and _sentence_initial(text, tokens, last + 1):
-            neighbours.remove(after)
-        if before is not None and before in neighbours and before.text.lower() in SENTENCE_OPENERS:
-            neighbours.remove(before)
-        if not neighbours:
-            return False
-        if language == "de":
-            return any(self._unknown(t, language) for t in neighbours)
-        return lower_case_term and not _sentence_initial(text, tokens, index)
+        if language in NOUN_CAPITALIZING:
+            # Every noun is capitalized: only a word the dictionary does not know, where its
+            # capital is not owed to the start of a sentence, looks like a name.
+            return any(not _sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
+        evidence = [
+            t
+            for t, at in neighbours
+            if not _sentence_initial(text, tokens, at)
+            or (at < first and t.text.lower() not in SENTENCE_OPENERS and self._unknown(t, language))
+        ]
+        return bool(evidence) and lower_case_term and not _sentence_initial(text, tokens, first)
+
+    def _named_without_capitals(
+        self, text: str, tokens: Sequence[Token], first: int, last: int, before: Token | None, after: Token | None
+    ) -> bool:
+        """Titles, honorifics, place words, given names and initials around the hit, or the hit
+        itself a given name before a capitalized word (Ana Mouro, where Ana reads as anã)."""
+        if after is not None and _capitalized(after) and is_given_name(tokens[first].text) and first == last:
+            return True
+        if before is not None and (
+            before.text.lower() in NAME_MARKERS or is_given_name(before.text) or _initial(text, before)
+        ):
+            return True
+        if (
+            after is not None
+            and _capitalized(after)
+            and (after.text.lower() in PLACE_WORDS or is_given_name(after.text))
+        ):
+            return True
+        # catalogue order, surname first: "Mohr, Andreas", "Mohr, A."
+        if (
+            last + 1 < len(tokens)
+            and text[tokens[last].end : tokens[last + 1].start] == ", "
+            and (is_given_name(tokens[last + 1].text) or _initial(text, tokens[last + 1]))
+            and _sentence_ends(text, tokens, last + 1)
+        ):
+            return True
+        return self._after_particles(text, tokens, first, False, "")
 
     def _after_particles(
         self, text: str, tokens: Sequence[Token], first: int, lower_case_term: bool, language: str
     ) -> bool:
-        """A capitalized hit after name particles that follow a title or place word (rue de la
-        Juiverie) or, for terms written in lower case, a first name the dictionary does not know
-        (Ria de Mof; but the Estatuto do Índio is a law's title, where the word itself counts)."""
+        """A capitalized hit after name particles that follow a title, a place word or a given
+        name (rue de la Juiverie, Ria de Mof) or, for terms written in lower case, a capitalized
+        word the dictionary does not know (but the Estatuto do Índio is a law's title, where the
+        word itself counts). Called with `language` empty for the first kind only."""
         i = first - 1
         while i >= 0 and tokens[i].text.lower() in NAME_PARTICLES and _adjacent(text, tokens[i], tokens[i + 1]):
             i -= 1
         if i == first - 1 or i < 0 or not _adjacent(text, tokens[i], tokens[i + 1]):
             return False
         head = tokens[i]
-        if head.text.lower() in NAME_MARKERS:
+        if head.text.lower() in NAME_MARKERS or is_given_name(head.text):
             return True
         return (
-            lower_case_term
+            bool(language)
+            and lower_case_term
             and _capitalized(head)
             and not head.text.isupper()
             and head.text.lower() not in SENTENCE_OPENERS
             and self._unknown(head, language)
         )
+
+
+def _sentence_ends(text: str, tokens: Sequence[Token], index: int) -> bool:
+    """Whether nothing but punctuation or a line break follows tokens[index] before the next word."""
+    if index + 1 >= len(tokens):
+        return True
+    between = text[tokens[index].end : tokens[index + 1].start]
+    return any(c in between for c in ".!?;:()\n")
 
 
 class StanzaNameFilter:

@@ -14,7 +14,7 @@ _INVISIBLE_RE = re.compile(f"[{INVISIBLE}]")
 KEEP_DIACRITICS = frozenset({"de"})
 
 
-def _strip_marks(text: str) -> str:
+def strip_marks(text: str) -> str:
     decomposed = unicodedata.normalize("NFD", text)
     return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
 
@@ -24,7 +24,7 @@ def fold(text: str, language: str) -> str:
     text = _INVISIBLE_RE.sub("", text).casefold()
     if language in KEEP_DIACRITICS:
         return unicodedata.normalize("NFC", text)
-    return _strip_marks(text)
+    return strip_marks(text)
 
 
 def fold_with_offsets(text: str, language: str) -> tuple[str, list[int]]:

@@ -1,6 +1,6 @@
 """The vocabulary model (SKOS-inspired): one issue explains a family of terms.
 
-See docs/vocabulary-format.md for the file format and CONTRACTS.md for the contract.
+See docs/vocabulary-format.md for the file format and docs/contracts.md for the contract.
 """
 
 from __future__ import annotations

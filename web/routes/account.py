@@ -208,7 +208,9 @@ async def account_page(
 
 @router.get("/api/v1/me")
 async def me(request: Request, user: Annotated[User, Depends(require_user)]) -> dict[str, str]:
-    """The signed-in moderator or admin (session cookie); 401 without one."""
+    """The signed-in moderator or admin (session cookie); 401 without one. `csrf_token` is what a change through
+    the admin API must send in X-CSRF-Token (this answer is readable only by pages of this site)."""
     signed_in = await current_session(request)
     expires = iso(signed_in.expires_at) if signed_in else ""
-    return {"username": user.username, "role": user.role, "session_expires_at": expires}
+    csrf = signed_in.csrf_token if signed_in else ""
+    return {"username": user.username, "role": user.role, "session_expires_at": expires, "csrf_token": csrf}

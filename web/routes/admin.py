@@ -4,6 +4,10 @@ Open to a signed-in admin account (session cookie; its forms carry the session's
 when `admin_token` is set, to that token: the API takes `Authorization: Bearer TOKEN`; the page takes
 HTTP Basic (any user name, the token as password), and its forms then carry a CSRF token derived from
 the admin token, so another site cannot post them with the browser's stored credentials.
+
+A browser that comes to an admin page with neither a session nor credentials is sent to `/login?next=…`,
+as the review pages do; `/admin/token` asks for the token with HTTP Basic instead and then goes on. After
+each save the page says what was saved (a `saved` query value, so it works without JavaScript too).
 """
 
 from __future__ import annotations
@@ -31,14 +35,22 @@ from web.services import Services
 from web.sites import new_key, normalise_origin, parse_list, site_to_dict
 
 router = APIRouter(tags=["admin"])
+CSRF_HEADER = "X-CSRF-Token"
 log = logging.getLogger("unerase.admin")
+
+
+TOKEN_PAGE = "/admin/token"
 
 
 async def require_admin(request: Request, services: ServicesDep) -> None:
     signed_in = await auth.current_session(request)
-    if signed_in is not None and signed_in.is_admin:
-        return
     header = request.headers.get("authorization", "")
+    path = request.url.path
+    if signed_in is None and not header and not path.startswith("/api/") and path != TOKEN_PAGE:
+        raise auth.LoginRequired(request)  # a 303 to /login?next=this page
+    if signed_in is not None and signed_in.is_admin and not header.startswith("Bearer "):
+        await check_api_csrf(request, services)
+        return
     if signed_in is not None and not header:
         raise auth.Forbidden(f"this needs an admin account; '{signed_in.user.username}' is a {signed_in.user.role}")
     token = services.settings.admin_token
@@ -57,6 +69,31 @@ async def require_admin(request: Request, services: ServicesDep) -> None:
             given = ""
     if not given or not hmac.compare_digest(given.encode(), token.encode()):
         raise Unauthorized("this needs the admin token (HTTP Basic password, or Authorization: Bearer TOKEN)")
+    if not header.startswith("Bearer "):
+        await check_api_csrf(request, services)
+
+
+async def check_api_csrf(request: Request, services: Services) -> None:
+    """A change through the admin API authenticated by what a browser sends on its own, the session cookie or
+    remembered HTTP Basic credentials, must also carry the form token in X-CSRF-Token: another site can make the
+    browser send the credentials, but it cannot read the token. A bearer token is never sent on its own.
+    The pages' forms carry the same token in a field instead (check_csrf below)."""
+    if not request.url.path.startswith("/api/") or request.method in ("GET", "HEAD", "OPTIONS"):
+        return
+    signed_in = await auth.current_session(request)
+    where = (
+        "csrf_token of GET /api/v1/me"
+        if signed_in is not None and signed_in.is_admin
+        else "the csrf field of the forms on /admin/sites"
+    )
+    given = request.headers.get(CSRF_HEADER, "")
+    if not given:
+        raise auth.CsrfRefused(
+            f"a change through the admin API with a login session or HTTP Basic needs the {CSRF_HEADER} header "
+            f"with the security token ({where}); scripts can send Authorization: Bearer with the admin token instead"
+        )
+    if not hmac.compare_digest(given.encode(), (await form_token(request, services)).encode()):
+        raise auth.CsrfRefused(f"the {CSRF_HEADER} header does not hold the security token; read it again ({where})")
 
 
 Admin = Depends(require_admin)
@@ -153,9 +190,20 @@ async def site_feedback(key: str, services: ServicesDep) -> JSONResponse:
 
 # -- page --------------------------------------------------------------------------------------
 @router.get("/admin/sites", response_class=HTMLResponse, dependencies=[Admin], include_in_schema=False)
-async def sites_page(request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
+async def sites_page(
+    request: Request, services: ServicesDep, templates: TemplatesDep, added: str = "", updated: str = ""
+) -> Response:
     sites = [site_to_dict(site) for site in await run_in_threadpool(services.sites.all)]
-    context = {"sites": sites, "csrf": await form_token(request, services), "languages": services.detector.languages}
+    by_key = {site["key"]: site for site in sites}
+    context = {
+        "sites": sites,
+        "csrf": await form_token(request, services),
+        "languages": services.detector.languages,
+        # the confirmation after a save names the site only when it exists (the keys come from the URL)
+        "added": by_key.get(added),
+        "updated": by_key.get(updated),
+        "widget_url": f"{request.base_url}widget.js",
+    }
     return templates.TemplateResponse(request, "admin_sites.html", context)
 
 
@@ -188,7 +236,14 @@ async def sites_form(
     )
     site = await load_site(services, key) if key else Site(key=new_key(), name=name)
     await run_in_threadpool(services.sites.save, apply(site, fields, services))
-    return RedirectResponse("/admin/sites", status_code=303)
+    saved = "updated" if key else "added"
+    return RedirectResponse(f"/admin/sites?{saved}={site.key}#site-{site.key}", status_code=303)
+
+
+@router.get(TOKEN_PAGE, dependencies=[Admin], include_in_schema=False)
+async def token_login(next: str = "/admin/sites") -> Response:
+    """Reached with the admin token as HTTP Basic password (the browser asks for it); goes on to `next`."""
+    return RedirectResponse(auth.safe_next(next), status_code=303)
 
 
 # -- one site's deferral page ------------------------------------------------------------------------
@@ -199,7 +254,9 @@ async def who(request: Request) -> str:
 
 
 @router.get("/admin/sites/{key}", response_class=HTMLResponse, dependencies=[Admin], include_in_schema=False)
-async def site_page(key: str, request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
+async def site_page(
+    key: str, request: Request, services: ServicesDep, templates: TemplatesDep, saved: str = ""
+) -> Response:
     """The site's values, V(τ) with the τ it proposes, and the calibration of its confidences."""
     site = await load_site(services, key)
     report = await run_in_threadpool(deferral.site_report, services.store.engine, site)
@@ -214,8 +271,15 @@ async def site_page(key: str, request: Request, services: ServicesDep, templates
         "calibration_chart": deferral.calibration_chart(report),
         "csrf": await form_token(request, services),
         "languages": services.detector.languages,
+        "saved": SAVED_MESSAGES.get(saved),
     }
     return templates.TemplateResponse(request, "admin_site.html", context)
+
+
+SAVED_MESSAGES = {
+    "values": "Saved: the values of the outcomes. The proposed threshold below is computed from them.",
+    "deferral": "Saved: this site now uses the chosen threshold τ and calibration.",
+}
 
 
 @router.post("/admin/sites/{key}/values", dependencies=[Admin], include_in_schema=False)
@@ -235,7 +299,7 @@ async def site_values_form(
     values = Values(tp=value_tp, tn=value_tn, fp=value_fp, fn=value_fn, r=value_r)  # refuses bad ones
     await run_in_threadpool(deferral.save_values, services.sites, site, values)
     log.info("site %s: values set to %s by %s", key, values, await who(request))
-    return RedirectResponse(f"/admin/sites/{key}", status_code=303)
+    return RedirectResponse(f"/admin/sites/{key}?saved=values", status_code=303)
 
 
 @router.post("/admin/sites/{key}/deferral", dependencies=[Admin], include_in_schema=False)
@@ -259,4 +323,4 @@ async def site_deferral_form(
         report.reviewed,
         await who(request),
     )
-    return RedirectResponse(f"/admin/sites/{key}", status_code=303)
+    return RedirectResponse(f"/admin/sites/{key}?saved=deferral", status_code=303)

@@ -9,15 +9,25 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from sse_starlette import ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from engine.batch import RESULT_COLUMNS, BatchTooLarge, detect_format, result_row, write_jsonl
 from engine.errors import UneraseError
-from web.batches import create_job, export
+from web.batches import (
+    FLAGGED_OR_DEFERRED,
+    SUBSETS,
+    RecordFilter,
+    create_job,
+    fallback_language,
+    report_records,
+    retry_failed,
+    selected,
+)
 from web.charts import bar_chart
 from web.deps import RateLimit, ServicesDep, TemplatesDep
 from web.errors import NotFound
@@ -29,6 +39,13 @@ from web.sse import respond
 from web.store import Progress
 
 router = APIRouter(tags=["batches"])
+
+
+class BatchBusy(UneraseError):
+    status = 409
+    code = "batch-busy"
+
+
 POLL_SECONDS = 0.5
 UPLOAD_CHUNK = 1 << 20
 
@@ -51,6 +68,7 @@ async def start_job(
     id_column: str,
     lang_column: str,
     mode: str,
+    language: str = "",
 ) -> BatchJob:
     data = await read_upload(upload, services.settings.max_upload_bytes)
     filename = upload.filename or "upload"
@@ -65,6 +83,7 @@ async def start_job(
         text_column or None,
         id_column or None,
         lang_column or None,
+        language or None,
     )
     if services.batch_wake is not None:
         services.batch_wake.set()
@@ -86,6 +105,8 @@ def job_document(job: BatchJob, progress: Progress, errors: list[Any]) -> dict[s
         "filename": job.filename,
         "format": job.format,
         "mode": job.mode,
+        "language": job.language,
+        "fallback_language": job.fallback_language,
         "created_at": iso(job.created_at),
         "finished_at": iso(job.finished_at) if job.finished_at else None,
         **progress.to_dict(),
@@ -96,6 +117,7 @@ def job_document(job: BatchJob, progress: Progress, errors: list[Any]) -> dict[s
             "results_jsonl": f"{base}/results.jsonl",
             "results_csv": f"{base}/results.csv",
             "report": f"{base}/report",
+            "retry": f"{base}/retry",
             "page": f"/batches/{job.id}",
         },
     }
@@ -123,8 +145,15 @@ async def create_batch(
     id_column: Annotated[str, Form(description="CSV: an optional column with record ids")] = "",
     lang_column: Annotated[str, Form(description="CSV: an optional column with language codes")] = "",
     mode: Annotated[Literal["", "fast", "thorough"], Form()] = "",
+    lang: Annotated[
+        str,
+        Form(
+            description="Language of records that give none (default: detected; a text too short to tell "
+            "is analysed in the server's batch_fallback_language and says so in `language_fallback`)"
+        ),
+    ] = "",
 ) -> JSONResponse:
-    job = await start_job(services, file, text_column, id_column, lang_column, mode)
+    job = await start_job(services, file, text_column, id_column, lang_column, mode, lang)
     job, progress = await load_job(services, job.id)
     errors = await run_in_threadpool(services.store.row_errors, job.id)
     return JSONResponse(
@@ -137,6 +166,30 @@ async def get_batch(job_id: str, services: ServicesDep) -> JSONResponse:
     job, progress = await load_job(services, job_id)
     errors = await run_in_threadpool(services.store.row_errors, job_id)
     return JSONResponse(job_document(job, progress, errors))
+
+
+async def retry_rows(services: Services, job_id: str, language: str) -> int:
+    """The job's failed rows queued again in `language`, once the job is complete."""
+    _, progress = await load_job(services, job_id)
+    if progress.status != "complete":
+        raise BatchBusy(f"batch {job_id} is {progress.status}; failed rows can be retried once it is complete")
+    count = await run_in_threadpool(retry_failed, services, job_id, language)
+    if count and services.batch_wake is not None:
+        services.batch_wake.set()
+    return count
+
+
+@router.post("/api/v1/batches/{job_id}/retry", status_code=202, dependencies=[RateLimit], responses=PROBLEM_RESPONSES)
+async def retry_batch(
+    job_id: str,
+    services: ServicesDep,
+    lang: Annotated[str, Form(description="The language to analyse the failed rows in")],
+) -> JSONResponse:
+    """Analyses the rows whose analysis failed again, in the language given (rows never readable stay failed)."""
+    count = await retry_rows(services, job_id, lang)
+    job, progress = await load_job(services, job_id)
+    errors = await run_in_threadpool(services.store.row_errors, job_id)
+    return JSONResponse({**job_document(job, progress, errors), "retried": count}, status_code=202)
 
 
 @router.get("/api/v1/batches/{job_id}/events", responses=PROBLEM_RESPONSES)
@@ -154,10 +207,10 @@ async def batch_events(job_id: str, services: ServicesDep) -> Response:
     return respond(events(), lambda _n, message: [message])
 
 
-def _download(services: Services, job_id: str, kind: str) -> StreamingResponse:
+def _download(services: Services, job_id: str, kind: str, chosen: RecordFilter) -> StreamingResponse:
     def chunks() -> Iterator[str]:
         # 500 results at a time, so a 100,000-row job streams without sitting in memory
-        rows = export(services.store, job_id)
+        rows = (result for _, result in selected(services.store, job_id, chosen))
         buffer = io.StringIO()
         out = csv.writer(buffer)
         if kind == "csv":
@@ -174,22 +227,41 @@ def _download(services: Services, job_id: str, kind: str) -> StreamingResponse:
             yield buffer.getvalue()
 
     media = "application/x-ndjson" if kind == "jsonl" else "text/csv; charset=utf-8"
-    disposition = f'attachment; filename="unerase-{job_id[:8]}.{kind}"'
+    subset = "-".join(chosen.labels) if chosen.labels else ""
+    name = "-".join(part for part in ("unerase", job_id[:8], subset) if part)
+    disposition = f'attachment; filename="{name}.{kind}"'
     return StreamingResponse(
         iterate_in_threadpool(chunks()), media_type=media, headers={"Content-Disposition": disposition}
     )
 
 
+LABEL_HELP = f"Only records with these labels, comma-separated: {', '.join(SUBSETS)} (failed: not analysed)"
+
+
 @router.get("/api/v1/batches/{job_id}/results.jsonl", responses=PROBLEM_RESPONSES)
-async def results_jsonl(job_id: str, services: ServicesDep) -> StreamingResponse:
+async def results_jsonl(
+    job_id: str,
+    services: ServicesDep,
+    label: Annotated[str, Query(description=LABEL_HELP)] = "",
+    term: Annotated[str, Query(description="Only records with this term (not in a neutral use)")] = "",
+    category: Annotated[str, Query(description="Only records about this targeted characteristic")] = "",
+) -> StreamingResponse:
+    chosen = RecordFilter.parse(label, term, category)
     await load_job(services, job_id)
-    return _download(services, job_id, "jsonl")
+    return _download(services, job_id, "jsonl", chosen)
 
 
 @router.get("/api/v1/batches/{job_id}/results.csv", responses=PROBLEM_RESPONSES)
-async def results_csv(job_id: str, services: ServicesDep) -> StreamingResponse:
+async def results_csv(
+    job_id: str,
+    services: ServicesDep,
+    label: Annotated[str, Query(description=LABEL_HELP)] = "",
+    term: Annotated[str, Query(description="Only records with this term (not in a neutral use)")] = "",
+    category: Annotated[str, Query(description="Only records about this targeted characteristic")] = "",
+) -> StreamingResponse:
+    chosen = RecordFilter.parse(label, term, category)
     await load_job(services, job_id)
-    return _download(services, job_id, "csv")
+    return _download(services, job_id, "csv", chosen)
 
 
 @router.get("/api/v1/batches/{job_id}/report", responses=PROBLEM_RESPONSES)
@@ -205,7 +277,16 @@ async def report_json(job_id: str, services: ServicesDep) -> JSONResponse:
 # -- pages -------------------------------------------------------------------------------------
 @router.get("/batches", response_class=HTMLResponse, include_in_schema=False)
 def batches_page(request: Request, services: ServicesDep, templates: TemplatesDep) -> Response:
-    return templates.TemplateResponse(request, "batches.html", {"max_bytes": services.settings.max_upload_bytes})
+    return templates.TemplateResponse(request, "batches.html", form_context(services))
+
+
+def form_context(services: Services, **values: Any) -> dict[str, Any]:
+    return {
+        "max_bytes": services.settings.max_upload_bytes,
+        "languages": services.detector.languages,
+        "fallback": fallback_language(services),
+        **values,
+    }
 
 
 @router.post("/batches", include_in_schema=False, dependencies=[RateLimit])
@@ -216,28 +297,72 @@ async def upload_page(
     file: Annotated[UploadFile, File()],
     text_column: Annotated[str, Form()] = "",
     id_column: Annotated[str, Form()] = "",
+    lang_column: Annotated[str, Form()] = "",
+    lang: Annotated[str, Form()] = "",
     mode: Annotated[str, Form()] = "",
 ) -> Response:
     try:
         if mode not in ("", "fast", "thorough"):
             raise UneraseError(f"mode '{mode}' is not known; accepted: fast, thorough")
-        job = await start_job(services, file, text_column, id_column, "", mode)
+        job = await start_job(services, file, text_column, id_column, lang_column, mode, lang)
     except UneraseError as exc:
-        context = {
-            "max_bytes": services.settings.max_upload_bytes,
-            "error": exc.message,
-            "text_column": text_column,
-            "id_column": id_column,
-        }
+        context = form_context(
+            services,
+            error=exc.message,
+            text_column=text_column,
+            id_column=id_column,
+            lang_column=lang_column,
+            lang=lang,
+            mode=mode,
+        )
         return templates.TemplateResponse(request, "batches.html", context, status_code=exc.status)
     return RedirectResponse(f"/batches/{job.id}", status_code=303)
 
 
+@router.post("/batches/{job_id}/retry", include_in_schema=False, dependencies=[RateLimit])
+async def retry_page(
+    request: Request,
+    job_id: str,
+    services: ServicesDep,
+    templates: TemplatesDep,
+    lang: Annotated[str, Form()] = "",
+) -> Response:
+    try:
+        count = await retry_rows(services, job_id, lang)
+    except UneraseError as exc:
+        if isinstance(exc, NotFound):
+            raise
+        job, progress = await load_job(services, job_id)
+        errors = await run_in_threadpool(services.store.row_errors, job_id)
+        retryable = await run_in_threadpool(services.store.retryable_rows, job_id)
+        context = job_context(services, job, progress, errors, retryable, retry_error=exc.message)
+        return templates.TemplateResponse(request, "batch.html", context, status_code=exc.status)
+    return RedirectResponse(f"/batches/{job_id}?retried={count}", status_code=303)
+
+
 @router.get("/batches/{job_id}", response_class=HTMLResponse, include_in_schema=False)
-async def job_page(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+async def job_page(
+    request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep, retried: int | None = None
+) -> Response:
     job, progress = await load_job(services, job_id)
     errors = await run_in_threadpool(services.store.row_errors, job_id)
-    return templates.TemplateResponse(request, "batch.html", {"job": job, "progress": progress, "errors": errors})
+    retryable = await run_in_threadpool(services.store.retryable_rows, job_id)
+    context = job_context(services, job, progress, errors, retryable, retried=retried)
+    return templates.TemplateResponse(request, "batch.html", context)
+
+
+def job_context(
+    services: Services, job: BatchJob, progress: Progress, errors: list[Any], retryable: int, **values: Any
+) -> dict[str, Any]:
+    return {
+        "job": job,
+        "progress": progress,
+        "errors": errors,
+        # rows that were never readable (no text) cannot be helped by another language
+        "retryable": retryable,
+        "languages": services.detector.languages,
+        **values,
+    }
 
 
 @router.get("/batches/{job_id}/stream", include_in_schema=False)
@@ -248,26 +373,80 @@ async def job_stream(request: Request, job_id: str, services: ServicesDep, templ
 
     async def events() -> AsyncIterator[tuple[int, ServerSentEvent]]:
         number = 0
+        last: Progress | None = None
         async for progress in progress_until_complete(services, job_id):
             html = str(macros.progress_bar(progress)).strip()
             yield number, ServerSentEvent(html, event="progress", id=str(number))
             number += 1
-        yield number, ServerSentEvent(str(macros.finished(job)).strip(), event="done", id=str(number))
+            last = progress
+        done = str(macros.finished(job)).strip()
+        if last is not None:
+            # rows that failed while the page was open replace the list it loaded with (an out-of-band swap)
+            errors = await run_in_threadpool(services.store.row_errors, job_id)
+            retryable = await run_in_threadpool(services.store.retryable_rows, job_id)
+            context = job_context(services, job, last, errors, retryable)
+            done += str(
+                macros.failed_rows(job, last, errors, context["retryable"], context["languages"], None, True)
+            ).strip()
+        yield number, ServerSentEvent(done, event="done", id=str(number))
 
     return respond(events(), lambda _n, message: [message])
 
 
+REPORT_ROWS = 500  # records listed on the page; the downloads hold every one
+
+
 @router.get("/batches/{job_id}/report", response_class=HTMLResponse, include_in_schema=False)
-async def report_page(request: Request, job_id: str, services: ServicesDep, templates: TemplatesDep) -> Response:
+async def report_page(
+    request: Request,
+    job_id: str,
+    services: ServicesDep,
+    templates: TemplatesDep,
+    label: str | None = None,
+    term: str = "",
+    category: str = "",
+) -> Response:
     job, progress = await load_job(services, job_id)
     if job.stats is None:
         return RedirectResponse(f"/batches/{job_id}", status_code=303)
-    stats = in_words(json.loads(job.stats))
+    raw = json.loads(job.stats)
+    stats = in_words(raw)
     charts = [
-        bar_chart([tuple(item) for item in stats["decisions"]], title="Decisions"),
-        bar_chart([tuple(item) for item in stats["categories"]], title="Targeted characteristics"),
-        bar_chart([tuple(item) for item in stats["terms"]], title="Most frequent terms", max_bars=20),
-        bar_chart([tuple(item) for item in stats["languages"]], title="Languages"),
+        ("Decisions", bar_chart([tuple(item) for item in stats["decisions"]], title="Decisions")),
+        (
+            "Targeted characteristics",
+            bar_chart([tuple(item) for item in stats["categories"]], title="Targeted characteristics"),
+        ),
+        (
+            "Most frequent terms",
+            bar_chart([tuple(item) for item in stats["terms"]], title="Most frequent terms", max_bars=20),
+        ),
+        ("Languages", bar_chart([tuple(item) for item in stats["languages"]], title="Languages")),
     ]
-    context = {"job": job, "progress": progress, "stats": stats, "charts": charts}
+    # without a label in the address, the table lists what needs a person's eyes: flagged and deferred records
+    chosen = RecordFilter.parse(",".join(FLAGGED_OR_DEFERRED) if label is None else label, term, category)
+    records, matching = await run_in_threadpool(report_records, services.store, job_id, chosen, REPORT_ROWS)
+    context = {
+        "job": job,
+        "progress": progress,
+        "stats": stats,
+        "charts": charts,
+        "records": records,
+        "matching": matching,
+        "chosen": chosen,
+        "label_value": ",".join(chosen.labels),
+        "label_choices": [
+            (",".join(FLAGGED_OR_DEFERRED), "flagged or needs review"),
+            ("flagged", "flagged"),
+            ("needs_review", "needs review"),
+            ("not_flagged", "not flagged"),
+            ("failed", "failed (not analysed)"),
+            ("", "all records"),
+        ],
+        "terms": [name for name, _ in raw["terms"]],
+        "categories": [name for name, _ in raw["categories"]],
+        "subsets": [("flagged", "Flagged"), ("needs_review", "Needs review"), ("failed", "Failed")],
+        "subset_counts": {**dict(raw["decisions"]), "failed": raw["errors"]},
+        "query": urlencode(chosen.query()),
+    }
     return templates.TemplateResponse(request, "report.html", context)

@@ -155,6 +155,13 @@ class Script:
         self.etag = '"' + hashlib.sha256(self.body).hexdigest()[:20] + '"'
 
 
+def not_modified(if_none_match: str, etag: str) -> bool:
+    """If-None-Match as RFC 9110 reads it: `*`, or a list of tags compared weakly — proxies send `W/"…"` forms
+    and caches may send several tags (the comparison starlette's StaticFiles makes too)."""
+    tags = [tag.strip() for tag in if_none_match.split(",")]
+    return "*" in tags or etag.removeprefix("W/") in {tag.removeprefix("W/") for tag in tags}
+
+
 def get_script(services: ServicesDep) -> Script:
     if services.script is None:
         services.script = Script(SCRIPT)
@@ -174,7 +181,7 @@ def widget_js(
         "Vary": "Accept-Encoding",
         "Cross-Origin-Resource-Policy": "cross-origin",
     }
-    if if_none_match == script.etag:
+    if not_modified(if_none_match, script.etag):
         return Response(status_code=304, headers=headers)
     if "gzip" in accept_encoding:
         headers["Content-Encoding"] = "gzip"
