@@ -161,6 +161,8 @@ def test_the_statement_wording_is_complete(web: TestClient) -> None:
     assert not re.search(r"<li>\s*Or\b", contest.split("</li>", 1)[0]), contest
     assert "race and migration and colonial past" not in page  # the statement lists, it does not join with "and"
     assert "race, migration and colonial past" in page
+    # the term's explanation is the whole "Why" here: said once
+    assert page.count("A colonial-era label for people of mixed parentage") == 1
 
 
 def test_an_unreadable_model_answer_reads_as_a_plain_sentence(web: TestClient) -> None:
