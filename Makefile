@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test test-fast e2e lint bench bench-matcher bench-llm bench-web bench-precedents clean
+.PHONY: setup serve test test-fast e2e lint bench bench-matcher bench-llm bench-web bench-precedents bench-uses clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check engine web tests benchmarks e2e
 	$(VENV)/bin/mypy engine web
 
-bench: bench-matcher bench-llm bench-web bench-precedents
+bench: bench-matcher bench-llm bench-web bench-precedents bench-uses
 
 bench-matcher: $(STAMP)
 	$(PY) benchmarks/bench_matcher.py
@@ -50,6 +50,9 @@ bench-web: $(STAMP)
 # the word-overlap rule beside the example source (embeddings, docs/examples.md) in one run.
 bench-precedents: $(STAMP)
 	$(PY) benchmarks/bench_precedents.py
+
+bench-uses: $(STAMP)
+	$(PY) benchmarks/bench_uses.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

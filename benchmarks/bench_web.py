@@ -429,7 +429,10 @@ def widget_fetch(server: Server, texts: list[str], connections: int, seconds: fl
         site = client.post("/api/v1/sites", json={"name": "bench", "rate_limit_per_minute": 0},
                            headers={"Authorization": "Bearer bench"}).json()["key"]  # fmt: skip
         posts = [{"id": f"p{n}", "text": text} for n, text in enumerate(texts)]
-        checked = client.post(f"/api/v1/widget/{site}/check", json={"lang": "en", "posts": posts}).json()
+        # a check needs the Origin of a page allowed to use the site: this server's own, as on its demo forum
+        origin = {"Origin": server.base_url.rstrip("/")}
+        checked = client.post(f"/api/v1/widget/{site}/check", json={"lang": "en", "posts": posts}, headers=origin)
+        checked = checked.json()
         ids = [r["analysis_id"] for r in checked["results"]]
         script = client.get("/widget.js", headers={"Accept-Encoding": "gzip"})
         transfer = int(script.headers.get("content-length", len(script.content)))

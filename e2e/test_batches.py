@@ -18,7 +18,7 @@ from e2e.conftest import save_screenshot
 ROWS = 1_000
 EMPTY_ROW = 417  # index of the row whose text is empty; it becomes a row error
 TERM = "welfare queen"
-WITH_TERM = "Row {n}: the council calls her a " + TERM + " because she asked for help with the rent."
+WITH_TERM = "Row {n}: she is just another " + TERM + " who wants the rest of us to pay her rent."
 WITHOUT_TERM = "Row {n}: the market was busy this morning and the bakery sold out of bread by ten."
 # 1,000 vocabulary-only analyses take a few seconds; a loaded CI machine gets plenty of margin.
 JOB_TIMEOUT_MS = 120_000

@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from e2e.conftest import NewPage, save_screenshot
+from web.examples import load_examples
 
 EN_TERM = "welfare queen"
 EN_TEXT = f"The minister called every single mother on benefits a {EN_TERM} who has never worked a day in her life."
@@ -272,3 +273,23 @@ def test_accessibility_smoke_and_a_narrow_screen(page: Page, new_page: NewPage, 
     save_screenshot(narrow, "demo-result-375px")
     width = narrow.evaluate("document.documentElement.scrollWidth")
     assert width <= 375, f"the result is {width} px wide on a 375 px screen: it scrolls sideways"
+
+
+def test_every_example_that_quotes_a_slur_to_criticise_it_is_explained_not_flagged(page: Page, server: str) -> None:
+    """Use versus mention (docs/uses.md): the demo's own counter-speech examples, as a visitor picks them."""
+    examples = [(n, e) for n, e in enumerate(load_examples()) if e.title == "Quoting a slur to criticise it"]
+    assert len(examples) == 7
+    for number, example in examples:
+        page.goto(f"{server}/?example={number}")
+        expect(page.locator("textarea#text")).to_have_value(example.text)
+        page.locator("form.analyse button[type=submit]").click()
+        expect(page).to_have_url(PERMALINK, timeout=RESULT_TIMEOUT_MS)
+        wait_until_done(page)
+        decision = page.locator("#decision .decision")
+        expect(decision.locator("h3")).to_have_text("Decision: not flagged")
+        expect(decision.locator("ul.reasons")).to_contain_text("explained, not held against the author")
+        expect(page.locator("#hits ul.terms span.badge.verdict").first).to_contain_text("not an attack")
+        # the reader still learns what the word means: the explanation is there, opened by the use note
+        expect(page.locator("#explanation")).not_to_be_empty()
+        if example.lang == "en":
+            save_screenshot(page, "demo-quoting-a-slur")

@@ -93,7 +93,8 @@ def texts() -> dict[str, str]:
 def forum(app: str, forum_origin: StaticOrigin) -> Forum:
     with _direct.open(f"{app}/demo/forum", timeout=30) as response:
         page = with_extra_posts(response.read().decode("utf-8"))
-    key = register_site(app, [forum_origin.origin], show_checked=True)
+    # "Under review" shown to readers, so the test sees which posts wait (the default shows readers nothing)
+    key = register_site(app, [forum_origin.origin], show_checked=True, show_undecided="review")
     return Forum(app, key, forum_origin.publish(f"/forum-{key}.html", embed(page, app, key)))
 
 

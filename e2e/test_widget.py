@@ -6,7 +6,9 @@ widget then works across origins exactly as on a real forum, CORS included. Each
 so its analyses, stored answers and feedback are its own.
 
 Without a language model the labels come from the vocabularies alone: `expect: flagged` posts are flagged,
-clean ones are not, and ambiguous ones are either cleared by their sense cues or left for review. The streaming
+`mention` posts (a slur quoted to criticise it) are not flagged but offer "About this word", clean ones are
+not flagged, and ambiguous ones are either cleared by their sense cues or left for review, which readers of a
+site with the default `show_undecided` do not see at all. The streaming
 test runs the real SmolLM2-135M, only to be slow; its verdicts are not checked.
 """
 
@@ -17,6 +19,7 @@ import json
 import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -50,9 +53,12 @@ CATEGORY_WORDS = {"migration-colonial-past": "migration and colonial past"}
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def call(url: str, body: object | None = None, token: str | None = None) -> Any:
-    """JSON from a GET (or a POST when `body` is given), as a server or a moderator's script would call."""
+def call(url: str, body: object | None = None, token: str | None = None, origin: str | None = None) -> Any:
+    """JSON from a GET (or a POST when `body` is given), as a server or a moderator's script would call;
+    `origin`: the Origin header a page of that origin would send (the widget's checks need one)."""
     headers = {"Accept": "application/json"}
+    if origin is not None:
+        headers["Origin"] = origin
     data = None
     if body is not None:
         data = json.dumps(body).encode()
@@ -68,6 +74,11 @@ def register_site(app: str, origins: list[str], **fields: object) -> str:
     body = {"name": "e2e forum", "allowed_origins": origins, "rate_limit_per_minute": 10_000, **fields}
     key: str = call(f"{app}/api/v1/sites", body, token=TOKEN)["key"]
     return key
+
+
+def forum_origin_of(forum: Forum) -> str:
+    parts = urllib.parse.urlsplit(forum.url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def category_words(categories: list[str]) -> str:
@@ -148,10 +159,12 @@ def panel_of(page: Page, post_id: str) -> Locator:
     return widget_of(page, post_id).locator('[role="dialog"]')
 
 
-# True once every post has its widget and every answer is a finished one the widget has kept for the session.
+# True once every answer is a finished one the widget has kept for the session (the widget places its buttons
+# right after it keeps them, before the page gets to poll again). A post left for review gets no widget at all
+# on a site that shows readers nothing for it, so the widgets are not counted.
 SETTLED = """([site, posts]) => {
-  const kept = Object.keys(sessionStorage).filter((k) => k.startsWith(`unerase:${site}:t`)).length;
-  return kept === posts && document.querySelectorAll("[data-unerase-widget]").length === posts;
+  const kept = Object.keys(sessionStorage).filter((k) => k.startsWith(`unerase:${site}:u`)).length;
+  return kept === posts;
 }"""
 
 LABELS = """() => Object.fromEntries(Array.from(document.querySelectorAll("[data-unerase-widget]"),
@@ -176,8 +189,8 @@ def labels_on(page: Page) -> dict[str, str]:
     return labels
 
 
-def open_by_mouse(page: Page, post_id: str) -> Locator:
-    widget_of(page, post_id).get_by_role("button", name="Why flagged?").click()
+def open_by_mouse(page: Page, post_id: str, button: str = "Why flagged?") -> Locator:
+    widget_of(page, post_id).get_by_role("button", name=button).click()
     panel = panel_of(page, post_id)
     expect(panel).to_be_visible(timeout=PANEL_TIMEOUT_MS)
     return panel
@@ -192,38 +205,56 @@ def test_buttons_appear_beside_flagged_posts_only_on_another_origin(page: Page, 
     assert page.evaluate("typeof window.unerase.scan") == "function"
     save_screenshot(page, "widget-forum")
 
-    labels = labels_on(page)
+    labels = labels_on(page)  # posts with a widget: a post left for review has none on this site
     expected = {post.id: post.expect for post in thread.posts}
-    assert labels.keys() == expected.keys()
-    flagged = {pid for pid, label in labels.items() if label == "flagged"}
-    review = {pid for pid, label in labels.items() if label == "needs_review"}
-    assert flagged == {pid for pid, exp in expected.items() if exp == "flagged"}, labels
-    assert review <= {pid for pid, exp in expected.items() if exp == "ambiguous"}, labels
-    # Without a model nothing can clear every ambiguous term, so the thread shows the review button too.
-    assert review, f"no ambiguous post was left for review: {labels}"
-    assert all(labels[pid] == "not_flagged" for pid, exp in expected.items() if exp == "clean"), labels
+    answers = {pid: (result["label"], result["button"]) for pid, result in checks.results().items()}
+    assert answers.keys() == expected.keys()
+    for post_id, exp in expected.items():
+        label, button = answers[post_id]
+        if exp == "flagged":
+            assert (label, button) == ("flagged", "why"), post_id
+        elif exp == "mention":  # counter-speech quoting a slur: explained, not held against its author
+            assert (label, button) == ("not_flagged", "about"), post_id
+        elif exp == "clean":
+            assert (label, button) == ("not_flagged", None), post_id
+        else:  # ambiguous and innocent: cleared by sense cues, or undecided, which readers here do not see
+            assert label in ("not_flagged", "needs_review") and button is None, post_id
+    review = {pid for pid, (label, _) in answers.items() if label == "needs_review"}
+    assert review, f"no ambiguous post was left for review: {answers}"  # moderators have work; readers see none
+    assert labels.keys() == answers.keys() - review
 
-    why = page.get_by_role("button", name="Why flagged?")
-    under_review = page.get_by_role("button", name="Under review")
-    expect(why).to_have_count(len(flagged))
-    expect(under_review).to_have_count(len(review))
-    for post_id, label in labels.items():
+    expect(page.get_by_role("button", name="Under review")).to_have_count(0)
+    expect(page.get_by_role("button", name="Why flagged?")).to_have_count(
+        sum(exp == "flagged" for exp in expected.values())
+    )
+    expect(page.get_by_role("button", name="About this word")).to_have_count(
+        sum(exp == "mention" for exp in expected.values())
+    )
+    for post_id, (label, button) in answers.items():
         widget = widget_of(page, post_id)
-        if label == "flagged":
+        if button == "why":
             expect(widget.get_by_role("button", name="Why flagged?")).to_be_visible()
+        elif button == "about":
+            expect(widget.get_by_role("button", name="About this word")).to_be_visible()
         elif label == "needs_review":
-            expect(widget.get_by_role("button", name="Under review")).to_be_visible()
+            expect(widget).to_have_count(0)
         else:  # the site shows the quiet mark; there is nothing to open
             expect(widget).to_have_text("✓ checked")
             expect(widget.get_by_role("button")).to_have_count(0)
 
-    # The API answers a server-side caller with the same labels, from the analyses the widget started.
+    # The API answers a caller that names the forum's origin with the same labels, from the analyses the widget
+    # started; without an Origin a check is refused (a script holding the public key spends nothing).
     seen = checks.results()
     posts = page.evaluate(POSTS)
-    answer = call(f"{forum.app}/api/v1/widget/{forum.key}/check", {"lang": "en", "posts": posts})
+    check_url = f"{forum.app}/api/v1/widget/{forum.key}/check"
+    with pytest.raises(urllib.error.HTTPError) as bare:
+        call(check_url, {"lang": "en", "posts": posts})
+    with bare.value as error:
+        assert error.code == 403 and "has no Origin header" in json.load(error)["detail"]
+    answer = call(check_url, {"lang": "en", "posts": posts}, origin=forum_origin_of(forum))
     assert answer["site"] == {"show_checked": True}
     api = {result["id"]: result for result in answer["results"]}
-    assert {pid: result["label"] for pid, result in api.items()} == labels
+    assert {pid: (result["label"], result["button"]) for pid, result in api.items()} == answers
     assert {pid: result["analysis_id"] for pid, result in api.items()} == {
         pid: result["analysis_id"] for pid, result in seen.items()
     }
@@ -281,6 +312,65 @@ def test_a_panel_explains_the_post_and_works_from_the_keyboard(page: Page, forum
     expect(panel).to_be_visible()  # Escape closes only the panel that had the focus
 
 
+MENTION_POST = "graffiti-on-the-door"
+UNDECIDED_POST = "potatoes-for-the-party"
+
+
+def test_counter_speech_gets_about_this_word_and_the_site_chooses_what_undecided_posts_show(
+    page: Page, app: str, forum: Forum, forum_html: str, forum_origin: StaticOrigin, thread: Thread
+) -> None:
+    checks = CheckLog(page)
+    page.goto(forum.url)
+    wait_until_settled(page, forum.key, len(thread.posts))
+    analysis_id = checks.results()[MENTION_POST]["analysis_id"]
+    document = call(f"{forum.app}/api/v1/widget/{forum.key}/analyses/{analysis_id}")
+    assert document["decision"]["label"] == "not_flagged" and document["decision"]["uses"] == ["quoted"]
+
+    panel = open_by_mouse(page, MENTION_POST, "About this word")
+    expect(panel.locator("h2")).to_have_text("About this word")
+    expect(panel.locator("blockquote mark")).to_have_text([hit["surface"] for hit in document["hits"]])
+    explanation = panel.locator('p[aria-live="polite"]')
+    expect(explanation).to_have_text(document["explanation"]["text"])
+    # the reader learns it is quoted, then what the word means and what to say instead
+    expect(explanation).to_contain_text("« clandos » est cité ici, pas employé contre quelqu'un")
+    # the word's own entry says whom it targets; the decision says the post targets no one
+    expect(panel.locator("p", has_text="Decision:")).to_have_text("Decision: not flagged")
+    # the innocent ambiguous post left undecided shows readers nothing on this site
+    assert checks.results()[UNDECIDED_POST]["label"] == "needs_review"
+    expect(widget_of(page, UNDECIDED_POST)).to_have_count(0)
+    save_screenshot(page, "widget-about-this-word")
+
+    for choice, words in (("review", "Under review"), ("about", "About these words")):
+        key = register_site(app, [forum_origin.origin], show_undecided=choice)
+        other = forum_origin.publish(f"/forum-{key}.html", embed(forum_html, app, key))
+        page.goto(other)
+        wait_until_settled(page, key, len(thread.posts))
+        expect(widget_of(page, UNDECIDED_POST).get_by_role("button", name=words)).to_be_visible()
+        expect(widget_of(page, MENTION_POST).get_by_role("button", name="About this word")).to_be_visible()
+    # the neutral panel explains the words and says their meaning here is uncertain, announcing no review
+    panel = open_by_mouse(page, UNDECIDED_POST, "About these words")
+    expect(panel.locator("details")).to_have_count(1)
+    expect(panel).to_contain_text("Meaning uncertain")
+    expect(panel).not_to_contain_text("Decision:")
+    save_screenshot(page, "widget-about-these-words")
+
+
+def test_the_demo_forum_itself_shows_the_same(page: Page, app: str, thread: Thread) -> None:
+    page.goto(f"{app}/demo/forum")
+    wait_until_settled(page, "demo", len(thread.posts))
+    expected = {post.id: post.expect for post in thread.posts}
+    for post_id, exp in expected.items():
+        widget = widget_of(page, post_id)
+        if exp == "mention":
+            expect(widget.get_by_role("button", name="About this word")).to_be_visible()
+        elif exp == "flagged":
+            expect(widget.get_by_role("button", name="Why flagged?")).to_be_visible()
+        else:  # clean and innocent ambiguous posts: a quiet mark at most, never a button
+            expect(widget.get_by_role("button")).to_have_count(0)
+    expect(page.get_by_role("button", name="Under review")).to_have_count(0)
+    save_screenshot(page, "demo-forum-uses")
+
+
 def test_feedback_from_two_panels_reaches_the_site_admin(page: Page, forum: Forum, thread: Thread) -> None:
     checks = CheckLog(page)
     page.goto(forum.url)
@@ -317,6 +407,25 @@ def test_feedback_from_two_panels_reaches_the_site_admin(page: Page, forum: Foru
     )
     save_screenshot(page, "widget-feedback-sent")
 
+    # The same reader changes their mind after a reload: the widget sends the reader token it keeps, so the new
+    # vote replaces the first instead of being counted beside it.
+    token = page.evaluate("localStorage.getItem('unerase:reader')") or ""
+    assert re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", token), token  # crypto.randomUUID()
+    page.reload()
+    wait_until_settled(page, forum.key, len(thread.posts))
+    again = open_by_mouse(page, FLAGGED_POST)
+    again.get_by_role("button", name="This is wrong").click()
+    again.get_by_role("button", name="Send").click()
+    expect(again.get_by_role("status")).to_have_text("Thanks for your feedback.", timeout=PANEL_TIMEOUT_MS)
+    stored = call(feedback_url, token=TOKEN)
+    received = sorted((item["post_id"], item["analysis_id"], item["helpful"], item["comment"]) for item in stored)
+    assert received == sorted(
+        [
+            (FLAGGED_POST, results[FLAGGED_POST]["analysis_id"], False, None),
+            (OTHER_FLAGGED_POST, results[OTHER_FLAGGED_POST]["analysis_id"], False, comment),
+        ]
+    )
+
 
 def refused_check(app: str, key: str, origin: str) -> dict[str, Any]:
     """The problem+json a check from `origin` gets, asked outside the browser, which hides it behind CORS."""
@@ -345,7 +454,8 @@ def test_an_origin_the_site_does_not_allow_gets_no_widget(
     finally:
         stranger.close()
     assert message.type == "warning"
-    # the preflight passes, so the refusal itself (problem+json, readable from any origin) reaches the console
+    # the preflight is refused, so the widget asks GET …/site (no preflight) why; that refusal (problem+json,
+    # readable from any origin) reaches the console
     assert f"the origin {stranger.origin} is not allowed for site '{key}'" in message.text
     refusal = refused_check(app, key, stranger.origin)
     assert refusal["status"] == 403
@@ -370,7 +480,7 @@ def test_markup_in_a_post_stays_text(page: Page, forum: Forum, thread: Thread) -
     for payload in PAYLOADS:
         expect(post).to_contain_text(payload)  # the forum escaped it; the widget must not undo that
 
-    panel = open_by_mouse(page, PAYLOAD_POST)
+    panel = open_by_mouse(page, PAYLOAD_POST, "About this word")
     quote = panel.locator("blockquote")
     expect(quote.locator("mark").first).to_be_visible(timeout=PANEL_TIMEOUT_MS)
     for payload in PAYLOADS:

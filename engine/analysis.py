@@ -16,6 +16,7 @@ stops listening cancels the calls it was waiting for. A failing or unavailable m
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import time
@@ -48,12 +49,17 @@ from engine.precedents import PrecedentSource, SourceFailed
 from engine.prompts import Prompts
 from engine.scope import Scope
 from engine.senses import sense_cue_verdict
+from engine.uses import UseDetector, UseReading
 from engine.vocabulary.model import CATEGORIES
 
 MODES = ("fast", "thorough")
 _TARGETING = "\x00targeting"
 VOCABULARY_CONFIDENCE = 0.9  # a non-ambiguous vocabulary term is derogatory by itself
 DEFAULT_MODEL_CONFIDENCE = 0.7  # a parsed answer from a backend that gives no log-probabilities
+# a disguised spelling (leetspeak, masks, separators) of an ambiguous term: nobody disguises the neutral sense of a
+# word ("f4gg0t of wood"), the disguise is there to slip a slur past filters
+DISGUISE_CONFIDENCE = 0.75
+USES_ON_LOOP = 50  # hits whose use is read on the event loop; more are read in a thread
 
 logger = logging.getLogger(__name__)
 
@@ -117,11 +123,14 @@ class Analyzer:
         cache: ResultCache | None = None,
         config: AnalyzerConfig | None = None,
         precedents: PrecedentSource | None = None,
+        uses: UseDetector | None = None,
     ) -> None:
         self.detector = detector
         self.precedents = precedents
         self.backends = backends or BackendRouter()
         self.prompts = prompts or Prompts()
+        # how each hit is used (quoted, reported, reclaimed...): rules in prompts/<lang>/use.yaml unless given
+        self.uses = uses or UseDetector(self.prompts.root)
         self.cache = cache
         self.config = config or AnalyzerConfig()
         self.llm_calls = 0  # calls actually sent to a backend, for tests and benchmarks
@@ -216,6 +225,21 @@ class Analyzer:
             len(hits),
         )
         matcher = self.detector.matcher(lang)
+        # quoted, reported, reclaimed...: rules costing some 0.1 ms per hit, read before the first hit is sent; a
+        # text with very many hits is read off the event loop
+        if len(hits) > USES_ON_LOOP:
+            readings = await asyncio.to_thread(self.uses.read, text, hits, lang)
+        else:
+            readings = self.uses.read(text, hits, lang)
+
+        def used(verdict: Verdict, model: str | None = None) -> Verdict:
+            """The verdict with its hit's use; a model that judged the hit contentious has already weighed quotation
+            and reclaimed use (its prompt asks it to), so its verdict is an attack whatever the rules read."""
+            reading = readings.get(verdict.hit_id, UseReading())
+            if model is not None and verdict.status == "contentious":
+                reading = UseReading("attack", f"judged by {model}", model)
+            return dataclasses.replace(verdict, use=reading.use, use_cue=reading.cue)
+
         verdicts: dict[str, Verdict] = {}
         ambiguous = [h for h in hits if h.ambiguous]
         # precedents are asked about every ambiguous hit first; only those they leave undecided cost a model call
@@ -260,10 +284,10 @@ class Analyzer:
         targeting = Targeting("skipped", reason="vocabulary-only mode: no language model configured")
         try:
             for hit in hits:
-                yield HitFound(hit)
+                yield HitFound(hit, readings[hit.id].use, readings[hit.id].cue)
             for hit in hits:
                 if hit not in to_model and not (consult and hit.ambiguous):
-                    verdict = self._vocabulary_verdict(hit, text, matcher, backend is not None)
+                    verdict = used(self._vocabulary_verdict(hit, text, matcher, backend is not None))
                     verdicts[hit.id] = verdict
                     yield verdict
             if lookup is not None:
@@ -275,6 +299,7 @@ class Analyzer:
                     if verdict_or_none is None and backend is None:
                         verdict_or_none = self._vocabulary_verdict(hit, text, matcher, False)
                     if verdict_or_none is not None:
+                        verdict_or_none = used(verdict_or_none)
                         verdicts[hit.id] = verdict_or_none
                         yield verdict_or_none
                 if backend is not None:
@@ -295,7 +320,7 @@ class Analyzer:
                         yield targeting
                     else:
                         for hit in groups[key]:
-                            verdict = _verdict(hit, outcome)
+                            verdict = used(_verdict(hit, outcome), outcome.model or "a model")
                             verdicts[hit.id] = verdict
                             yield verdict
         finally:
@@ -342,6 +367,16 @@ class Analyzer:
             return Verdict(
                 hit.id, "contentious", VOCABULARY_CONFIDENCE, vocabulary_explanation([hit], templates), "vocabulary"
             )
+        if hit.obfuscated and not hit.surface.isalpha():
+            # letters replaced, masked or spaced out, not merely repeated ("sooo"): the plain word's path, with the
+            # disguise as the context that decides its sense (tests/test_analysis.py, disguised spellings)
+            return Verdict(
+                hit.id,
+                "contentious",
+                DISGUISE_CONFIDENCE,
+                vocabulary_explanation([hit], templates),
+                "disguise",
+            )
         cue_verdict = sense_cue_verdict(hit, text, matcher)
         if cue_verdict is not None:
             return cue_verdict
@@ -385,12 +420,22 @@ class Analyzer:
         templates = self.prompts.vocabulary_templates(lang)
         relevant = [h for h in hits if verdicts[h.id].status != "neutral"]
         fallback = vocabulary_explanation(relevant, templates)
+        rules = self.uses.rules(lang)
+        notes = [rules.note(verdicts[h.id].use, h.surface) for h in relevant if verdicts[h.id].mention] if rules else []
+        if any(notes):
+            # readers learn first that the word was recognised as quoted or reclaimed, then what it means
+            fallback = " ".join([*dict.fromkeys(n for n in notes if n), fallback])
         if backend is None:
             yield Explanation(fallback, tuple(h.id for h in relevant), "faithful", (), "vocabulary")
             return
         parts = list(
             dict.fromkeys(
-                [verdicts[h.id].explanation for h in hits if verdicts[h.id].status == "contentious"]
+                # a quoted or reclaimed word is explained by the vocabulary explanation, which names its use
+                [
+                    verdicts[h.id].explanation
+                    for h in hits
+                    if verdicts[h.id].status == "contentious" and not verdicts[h.id].mention
+                ]
                 + ([targeting.explanation] if targeting.status == "hateful" and targeting.explanation else [])
             )
         )

@@ -37,6 +37,7 @@ _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header, or the end r
 _BOM = b"\xef\xbb\xbf"
 _SNIFF_CHARS = 65_536
 _DELIMITERS = ",;\t"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Highly compressible small members (a page of spaces) are harmless; the ratio only matters once it can hurt.
 _RATIO_FLOOR = 1_000_000
 
@@ -144,6 +145,14 @@ def _check_text(
 ) -> Record | RowError:
     if not text.strip():
         return RowError(line, "the text is empty; give a non-empty text", record_id)
+    surrogate = _SURROGATE.search(text)  # JSON may escape half a surrogate pair alone; no database stores it
+    if surrogate is not None:
+        return RowError(
+            line,
+            f"the text holds a lone UTF-16 surrogate (U+{ord(surrogate.group()):04X}) at character "
+            f"{surrogate.start()}, which is not a character; give valid Unicode text",
+            record_id,
+        )
     if len(text) > limits.max_text_chars:
         return RowError(
             line, f"the text has {len(text):,} characters; at most {limits.max_text_chars:,} are accepted", record_id
@@ -301,6 +310,8 @@ def _jsonl_record(number: int, line: str, limits: BatchLimits) -> Record | RowEr
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         return RowError(number, f"not valid JSON ({exc.msg} at column {exc.colno}); {_JSONL_SHAPE}")
+    except RecursionError:  # arrays or objects nested deeper than the parser's stack (`[` x 100,000)
+        return RowError(number, f"the JSON is nested too deeply to read; {_JSONL_SHAPE}")
     if not isinstance(value, dict):
         return RowError(number, f"the line holds a JSON {_json_type(value)}, not an object; {_JSONL_SHAPE}")
     raw_id = value.get("id")

@@ -69,6 +69,9 @@ def _records(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str 
         except json.JSONDecodeError as exc:
             yield number, None, f"not valid JSON ({exc.msg} at column {exc.colno}); expected one object per line"
             continue
+        except RecursionError:  # nested deeper than the parser's stack (`[` x 100,000)
+            yield number, None, "the JSON is nested too deeply to read; expected one object per line"
+            continue
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
             yield number, None, 'expected an object like {"id": ..., "text": "...", "lang": "en"} with a string "text"'
             continue

@@ -56,9 +56,16 @@ class AnalysisStarted:
 class HitFound:
     type: ClassVar[str] = "hit"
     hit: Hit
+    # how the rules read the hit's use (engine.uses): attack, quoted, reported, reclaimed or historical
+    use: str = "attack"
+    use_cue: str = ""  # the evidence for it: a cue phrase or "quotation marks"
 
     def to_dict(self) -> dict[str, Any]:
-        return self.hit.to_dict()
+        data = self.hit.to_dict()
+        data["use"] = self.use
+        if self.use_cue:
+            data["use_cue"] = self.use_cue
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +78,15 @@ class Verdict:
     decided_by: str
     reason: str = ""  # why undetermined, for moderators
     precedents: tuple[str, ...] = ()  # ids of the earlier moderator decisions a "precedent" verdict rests on
+    # the hit's use (engine.uses): a contentious hit only flags the text when it is an attack; a model that judged
+    # the hit contentious overrules the rules' reading of a quotation or a reclaimed use
+    use: str = "attack"
+    use_cue: str = ""
+
+    @property
+    def mention(self) -> bool:
+        """Quoted, reported, reclaimed or historical: explained to readers, not held against the author."""
+        return self.use != "attack"
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -79,7 +95,10 @@ class Verdict:
             "confidence": round(self.confidence, 3),
             "explanation": self.explanation,
             "decided_by": self.decided_by,
+            "use": self.use,
         }
+        if self.use_cue:
+            data["use_cue"] = self.use_cue
         if self.reason:
             data["reason"] = self.reason
         if self.precedents:
@@ -151,6 +170,7 @@ class Decision:
     categories: tuple[str, ...]
     reasons: tuple[str, ...]
     proposed: Label | None = None  # when deferred for low confidence: the label the rules gave
+    uses: tuple[str, ...] = ()  # the mentions recognised (quoted, reported, reclaimed, historical), each once
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -162,6 +182,8 @@ class Decision:
         }
         if self.proposed is not None:
             data["proposed_label"] = self.proposed
+        if self.uses:
+            data["uses"] = list(self.uses)
         return data
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from engine.errors import UneraseError
 
 _BOM = "\ufeff"
 _DELIMITERS = ",;\t"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 DEFAULT_POSITIVE = ("1", "true", "yes", "hateful")
 DEFAULT_NEGATIVE = ("0", "false", "no", "not_hateful")
 
@@ -267,6 +269,10 @@ def _jsonl(text: str, name: str, columns: Columns, labels: Labels) -> Iterator[L
             raise LabelledFileError(
                 f"{name}: line {number}, column {exc.colno}: not valid JSON ({exc.msg}); expected one object per line"
             ) from None
+        except RecursionError:  # nested deeper than the parser's stack (`[` x 100,000)
+            raise LabelledFileError(
+                f"{name}: line {number}: the JSON is nested too deeply to read; expected one object per line"
+            ) from None
         if not isinstance(value, dict):
             raise LabelledFileError(f"{name}: line {number}, column 1: expected a JSON object")
         for role, column in _wanted(columns):
@@ -276,7 +282,14 @@ def _jsonl(text: str, name: str, columns: Columns, labels: Labels) -> Iterator[L
                     f"{name}: line {number}, column {column!r}: the object has no key {column!r} for the {role}; "
                     f"keys found: {', '.join(repr(k) for k in value)}"
                 )
-        yield _cell_row(name, number, columns, labels, {k: _as_text(v) for k, v in value.items()})
+        cells = {k: _as_text(v) for k, v in value.items()}
+        for column, cell in cells.items():  # JSON may escape half a surrogate pair alone; no database stores it
+            if (surrogate := _SURROGATE.search(cell)) is not None:
+                raise LabelledFileError(
+                    f"{name}: line {number}, column {column!r}: holds a lone UTF-16 surrogate "
+                    f"(U+{ord(surrogate.group()):04X}), which is not a character; give valid Unicode text"
+                )
+        yield _cell_row(name, number, columns, labels, cells)
 
 
 def _as_text(value: object) -> str:

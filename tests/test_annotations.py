@@ -30,6 +30,7 @@ def test_annotation_page_selects_each_hit_by_quote_and_position(tmp_path: Path) 
     text = texts[0]["text"]
     quote, position = first["target"]["selector"]
     assert first["type"] == "Annotation" and first["target"]["source"] == "https://example.org/record/1"
+    assert first["unerase:use"] == second["unerase:use"] == "attack"
     assert quote == {"type": "TextQuoteSelector", "exact": "half-caste", "prefix": "Photo: a ", "suffix": text[19:51]}
     assert position == {"type": "TextPositionSelector", "start": 9, "end": 19}
     start, end = second["target"]["selector"][1]["start"], second["target"]["selector"][1]["end"]

@@ -177,6 +177,35 @@ def test_jsonl_bad_lines_become_row_errors_with_their_line(tmp_path: Path) -> No
     assert len(records) == 9
 
 
+def test_a_deeply_nested_jsonl_line_is_that_rows_error_and_the_rest_is_read() -> None:
+    data = b"\n".join(
+        [
+            b'{"id": "a", "text": "first"}',
+            b"[" * 100_000,  # nested deeper than any parser's stack: never a text
+            b'{"id": "c", "text": "third", "extra": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+            b'{"id": "d", "text": "half a pair \\ud800 alone"}',
+            b'{"id": "e", "text": "last"}',
+        ]
+    )
+    records = list(read_records(data, "jsonl"))
+    assert records[0] == Record(1, "a", "first")
+    assert records[1] == RowError(
+        2, 'the JSON is nested too deeply to read; expected one object per line like {"id": "a1", "text": '
+        '"...", "lang": "en"}',
+    )  # fmt: skip
+    assert records[2] == RowError(
+        3, 'the JSON is nested too deeply to read; expected one object per line like {"id": "a1", "text": '
+        '"...", "lang": "en"}',
+    )  # fmt: skip
+    assert records[3] == RowError(
+        4,
+        "the text holds a lone UTF-16 surrogate (U+D800) at character 12, which is not a character; "
+        "give valid Unicode text",
+        "d",
+    )
+    assert records[4] == Record(5, "e", "last")
+
+
 def test_jsonl_with_bom_and_latin1(tmp_path: Path) -> None:
     assert list(read_records(b'\xef\xbb\xbf{"text": "ok"}\n', "jsonl")) == [Record(1, "1", "ok")]
     with pytest.raises(BatchFormatError, match="line 2, byte offset 26; save the file as UTF-8"):

@@ -95,6 +95,25 @@ def test_progress_stream_ends_with_done(tmp_path: Path) -> None:
     assert '<progress id="job-progress" max="100" value="100"' in html[-2][1]
 
 
+def test_a_deeply_nested_line_is_its_rows_error_and_the_other_rows_are_analysed(tmp_path: Path) -> None:
+    data = b"\n".join(
+        [b'{"id": "a", "text": "a junkie", "lang": "en"}', b"[" * 100_000, b'{"id": "c", "text": "a friendly line"}']
+    )
+    with client(tmp_path) as api:
+        response = upload(api, "records.jsonl", data)
+        assert response.status_code == 202, response.text
+        job = wait_complete(api, response.json()["id"])
+        results = [json.loads(line) for line in api.get(job["links"]["results_jsonl"]).text.splitlines()]
+    assert (job["total"], job["analysed"], job["errors"]) == (3, 2, 1)
+    assert job["row_errors"] == [{"line": 2, "id": "2", "error": job["row_errors"][0]["error"]}]
+    assert job["row_errors"][0]["error"].startswith("the JSON is nested too deeply to read; expected one object")
+    assert [(r["id"], r.get("decision", {}).get("label")) for r in results] == [
+        ("a", "flagged"),
+        ("2", None),
+        ("c", "not_flagged"),
+    ]
+
+
 def test_zip_of_text_files_with_a_traversal_name(tmp_path: Path) -> None:
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zf:

@@ -152,3 +152,15 @@ def test_analyze_jsonl_runs_records_concurrently_in_input_order(
     labels = [r.get("decision", {}).get("label") or r["error"]["code"] for r in results[:4]]
     assert labels == ["flagged", "not_flagged", "invalid-text", "needs_review"]
     assert results[0]["hits"][0]["verdict"]["status"] == "contentious"
+
+
+def test_detect_jsonl_a_line_nested_too_deeply_is_its_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": 1, "text": "the welfare queens again", "lang": "en"}\n' + "[" * 100_000 + "\n")
+    out_file = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "detect", "--input", str(source), "--output", str(out_file), "--vocab", VOCAB)
+    results = [json.loads(line) for line in out_file.read_text(encoding="utf-8").splitlines()]
+    assert code == 3 and "1 records analysed, 1 with errors" in err
+    assert results[0]["id"] == 1 and results[0]["hits"]
+    assert results[1]["line"] == 2 and results[1]["error"]["code"] == "invalid-record"
+    assert results[1]["error"]["message"].startswith("the JSON is nested too deeply to read; expected one object")

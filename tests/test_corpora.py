@@ -23,6 +23,8 @@ KINDS = {
     "neutral",
     "quoted",
     "reclaimed",
+    "reported",
+    "historical",
     "counter-speech",
     "name",
     "obfuscated",

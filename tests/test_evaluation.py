@@ -361,3 +361,15 @@ def test_settings_files_are_checked(tmp_path: Path) -> None:
     assert (config.name, config.model.backend, config.model.model, config.threshold) == ("good", "openai", "m", 0.7)
     assert config.per_language[0][0] == "el" and config.per_language[0][1].model == "greek"
     assert config.mode == "fast"  # not in the file: kept from the configuration it was applied to
+
+
+def test_a_labelled_line_nested_too_deeply_is_a_clear_error() -> None:
+    data = b'{"text": "nice post", "label": 0}\n' + b"[" * 100_000 + b"\n"
+    with pytest.raises(LabelledFileError, match=r"f.jsonl: line 2: the JSON is nested too deeply to read"):
+        list(parse_labelled(data, "f.jsonl", Columns(), Labels()))
+
+
+def test_a_labelled_line_with_a_lone_surrogate_is_a_clear_error() -> None:
+    data = b'{"text": "nice post", "label": 0}\n{"text": "half \\ud800 a pair", "label": 1}\n'
+    with pytest.raises(LabelledFileError, match=r"f.jsonl: line 2, column 'text': holds a lone UTF-16 surrogate"):
+        list(parse_labelled(data, "f.jsonl", Columns(), Labels()))

@@ -70,7 +70,7 @@ def test_eval_with_a_sites_term_rules(
     monkeypatch.setenv("UNERASE_DATA_DIR", str(tmp_path / "data"))
     get_settings.cache_clear()
     try:
-        assert main(["site", "add", "--name", "Smokers' corner", "--threshold", "0.5"]) == 0
+        assert main(["site", "add", "--name", "Smokers' corner", "--threshold", "0.5", "--json"]) == 0
         key = json.loads(capsys.readouterr().out)["key"]
         from web.cli import _sites
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.analysis import Analyzer
 from engine.detector import Detector
+from engine.events import Decision
 from engine.paths import shipped_vocabularies
 from engine.vocabulary.loader import load_vocabularies
 from web.curated import DEMO_LANGUAGES
@@ -114,3 +116,14 @@ def test_invalid_files_are_rejected_with_file_entry_and_reason(tmp_path: Path, b
 def test_a_missing_file_is_reported_with_its_path(tmp_path: Path) -> None:
     with pytest.raises(ExamplesError, match=re.escape(f"{tmp_path / 'nope.yaml'}: cannot be read")):
         load_examples(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e.title == QUOTING_TITLE], ids=example_id)
+async def test_quoting_a_slur_to_criticise_it_is_explained_not_flagged(
+    example: Example, shipped_detector: Detector
+) -> None:
+    """Use versus mention (docs/uses.md): the demo's counter-speech is not held against its author."""
+    events = await Analyzer(shipped_detector).collect(example.text, example.lang)
+    (decision,) = [e for e in events if isinstance(e, Decision)]
+    assert decision.label == "not_flagged" and decision.uses, decision
+    assert any("not held against the author" in reason for reason in decision.reasons)

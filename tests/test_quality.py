@@ -365,6 +365,7 @@ def test_statement_of_an_automatic_decision(api: TestClient) -> None:
         "reasons": [],
         "decided_by": "automated means",
         "decided_on": None,
+        "uses": [],
     }
     assert body["decision"]["severity"] not in (None, "none")
     assert [(t["term"], t["categories"], t["verdict"]) for t in body["detected"]["terms"]] == [
@@ -380,7 +381,7 @@ def test_statement_of_an_automatic_decision(api: TestClient) -> None:
 
 
 def test_statement_names_categories_in_words_and_reasons_for_readers(api: TestClient) -> None:
-    response = api.post("/api/v1/analyses", json={"text": "An old record calls the boy a half-caste.", "lang": "en"})
+    response = api.post("/api/v1/analyses", json={"text": "Those half-castes should go back.", "lang": "en"})
     assert response.status_code == 201, response.text
     analysis_id = response.json()["id"]
     page = api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "text/html"}).text
@@ -391,6 +392,19 @@ def test_statement_names_categories_in_words_and_reasons_for_readers(api: TestCl
     assert "term(s)" not in statement_part and "1 term used in an offensive sense" in statement_part
     body = statement_json(api, analysis_id)
     assert "migration-colonial-past" in body["detected"]["terms"][0]["categories"]  # the API keeps the ids
+
+
+def test_statement_of_a_quoted_slur_says_the_text_was_not_judged_hateful(api: TestClient) -> None:
+    analysis_id = analyse(api, 'My brother was called a "junkie" for years; please stop using that word.')
+    page = api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "text/html"})
+    assert "Your text was <strong>not flagged</strong>" in page.text
+    assert "Your text was <strong>not judged hateful</strong>: the words below were recognised as\nquoted" in page.text
+    assert "could not be decided" not in page.text and "quoted, not used against anyone." in page.text
+    body = statement_json(api, analysis_id)
+    assert body["decision"]["label"] == "not_flagged" and body["decision"]["uses"] == ["quoted"]
+    assert [(t["term"], t["use"]) for t in body["detected"]["terms"]] == [("junkie", "quoted")]
+    flagged = analyse(api)
+    assert "not judged hateful" not in api.get(f"/analyses/{flagged}/statement", headers={"Accept": "text/html"}).text
 
 
 def test_statement_of_a_moderator_decision_names_no_moderator(moderator: TestClient) -> None:

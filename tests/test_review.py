@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -319,6 +320,11 @@ def test_hit_verdicts_follow_the_decision_unless_chosen(api: TestClient, world: 
     (only,) = [h["id"] for h in deferred.document["hits"]]  # one ambiguous hit, undetermined
     assert review.hit_verdicts(deferred, "flagged", {}) == {only: "contentious"}
     assert review.hit_verdicts(deferred, "not_flagged", {}) == {only: "neutral"}
+    # a word the analysis read as quoted was not cleared for its sense: "not flagged" keeps no example of it
+    hits = [{**h, "verdict": {**(h["verdict"] or {}), "use": "quoted"}} for h in deferred.document["hits"]]
+    quoted = dataclasses.replace(deferred, document={**deferred.document, "hits": hits})
+    assert review.hit_verdicts(quoted, "not_flagged", {}) == {}
+    assert review.hit_verdicts(quoted, "not_flagged", {only: "neutral"}) == {only: "neutral"}
 
 
 def test_decisions_become_precedents_shown_on_similar_items(api: TestClient, world: dict[str, str]) -> None:

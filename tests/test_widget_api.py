@@ -61,6 +61,7 @@ def test_one_request_labels_every_post_and_a_second_reuses_the_results(api: Test
         "p3": ("needs_review", "complete"),  # ambiguous, and no model to decide it
     }
     assert first["site"] == {"show_checked": True}
+    assert [r["button"] for r in first["results"]] == ["why", None, None]  # type: ignore[attr-defined]
     again = check(api, key, list(reversed(POSTS)))
     ids = {r["id"]: r["analysis_id"] for r in first["results"]}  # type: ignore[attr-defined]
     assert {r["id"]: r["analysis_id"] for r in again["results"]} == ids  # type: ignore[attr-defined]
@@ -105,9 +106,9 @@ def test_origins_and_keys_are_checked_and_errors_are_readable_everywhere(api: Te
     )
     assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == FORUM
     assert "POST" in preflight.headers["access-control-allow-methods"]
-    # a preflight from any origin passes, so the refusal of the request itself is readable by the widget
+    # a preflight from another origin is refused (tests/test_widget_hardening.py: the reason is read from …/site)
     other_preflight = api.options(f"/api/v1/widget/{key}/check", headers={"Origin": "https://evil.example"})
-    assert other_preflight.status_code == 204
+    assert other_preflight.status_code == 403 and "access-control-allow-origin" not in other_preflight.headers
     assert api.options("/api/v1/widget/nope/check", headers={"Origin": FORUM}).status_code == 404
     same_origin = api.post(
         f"/api/v1/widget/{key}/check", json={"posts": POSTS[:1]}, headers={"Origin": "http://testserver"}
@@ -120,14 +121,25 @@ def test_origins_and_keys_are_checked_and_errors_are_readable_everywhere(api: Te
 def test_feedback_is_stored_and_visible_to_admins(api: TestClient) -> None:
     key = add_site(api)
     analysis_id = check(api, key, POSTS[:1])["results"][0]["analysis_id"]  # type: ignore[index]
-    for helpful, comment in ((True, None), (False, "  it is a quote  ")):
+    for reader, helpful, comment in (
+        ("first-reader-0001", True, None),
+        ("other-reader-0002", False, "  it is a quote  "),
+    ):
         response = api.post(
             f"/api/v1/widget/{key}/feedback",
-            json={"analysis_id": analysis_id, "post_id": "p1", "helpful": helpful, "comment": comment},
+            json={
+                "analysis_id": analysis_id,
+                "post_id": "p1",
+                "helpful": helpful,
+                "comment": comment,
+                "reader": reader,
+            },
             headers={"Origin": FORUM},
         )
         assert response.status_code == 201 and response.headers["access-control-allow-origin"] == FORUM
-    missing = api.post(f"/api/v1/widget/{key}/feedback", json={"analysis_id": "x", "helpful": True})
+    missing = api.post(
+        f"/api/v1/widget/{key}/feedback", json={"analysis_id": "x", "helpful": True}, headers={"Origin": FORUM}
+    )
     assert missing.status_code == 404
     stored = api.get(f"/api/v1/sites/{key}/feedback", headers=ADMIN).json()
     assert [(f["helpful"], f["comment"], f["post_id"]) for f in stored] == [
@@ -155,6 +167,45 @@ def test_site_settings_threshold_no_store_and_rate_limit(api: TestClient) -> Non
         for _ in range(3)
     ]
     assert statuses == [200, 200, 429]
+
+
+def test_readers_get_about_this_word_on_mentions_and_nothing_on_undecided_posts_by_default(api: TestClient) -> None:
+    posts = [
+        {"id": "attack", "text": "a faggot and a junkie"},
+        {"id": "mention", "text": 'They called my brother a "junkie" for years; please stop using that word.'},
+        {"id": "undecided", "text": "the strike left him crippled"},
+    ]
+    default = add_site(api)
+    results = {r["id"]: r for r in check(api, default, posts)["results"]}  # type: ignore[attr-defined]
+    assert (results["attack"]["label"], results["attack"]["button"]) == ("flagged", "why")
+    assert (results["mention"]["label"], results["mention"]["button"]) == ("not_flagged", "about")
+    assert (results["undecided"]["label"], results["undecided"]["button"]) == ("needs_review", None)
+    mention = results["mention"]["analysis_id"]
+    document = api.get(f"/api/v1/widget/{default}/analyses/{mention}", headers={"Origin": FORUM})
+    decision = document.json()["decision"]
+    assert decision["uses"] == ["quoted"] and any("not held against the author" in r for r in decision["reasons"])
+    assert document.json()["hits"][0]["use"] == "quoted" and document.json()["hits"][0]["verdict"]["use"] == "quoted"
+    for display, button in (("review", "review"), ("about", "words")):
+        key = add_site(api, show_undecided=display)
+        results = {r["id"]: r for r in check(api, key, posts)["results"]}  # type: ignore[attr-defined]
+        assert results["undecided"]["button"] == button and results["mention"]["button"] == "about"
+    changed = api.patch(f"/api/v1/sites/{default}", json={"show_undecided": "review"}, headers=ADMIN)
+    assert changed.status_code == 200 and changed.json()["show_undecided"] == "review"
+    refused = api.patch(f"/api/v1/sites/{default}", json={"show_undecided": "always"}, headers=ADMIN)
+    assert refused.status_code == 422 and "nothing" in refused.text and "review" in refused.text
+
+
+def test_the_button_follows_the_label_the_mentions_and_the_sites_choice() -> None:
+    from web.models import Site
+    from web.widget import button
+
+    for choice, undecided in (("nothing", None), ("about", "words"), ("review", "review")):
+        site = Site(key="k", name="n", show_undecided=choice)
+        assert button(site, "flagged", False) == button(site, "flagged", True) == "why"
+        assert button(site, "not_flagged", False) is None and button(site, "not_flagged", True) == "about"
+        assert button(site, "needs_review", False) == undecided
+        # a post with a quoted slur and an undecided word: what the site chose, or else the quoted word's
+        assert button(site, "needs_review", True) == (undecided or "about")
 
 
 def test_admin_is_closed_without_a_token_and_forms_need_csrf(tmp_path: Path, api: TestClient) -> None:
@@ -255,6 +306,14 @@ def test_site_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
         listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         mine = next(s for s in listed if s["key"] == added["key"])
         assert mine["threshold"] == 0.7 and mine["show_checked"] is True
+        assert mine["show_undecided"] == "nothing"  # the default: readers see nothing on an undecided post
+        assert cli_main(["site", "update", added["key"], "--show-undecided", "review"]) == 0
+        assert "  undecided:    readers see “Under review”" in capsys.readouterr().out.splitlines()
+        assert cli_main(["site", "update", added["key"], "--show-undecided", "about", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["show_undecided"] == "about"
+        with pytest.raises(SystemExit):
+            cli_main(["site", "update", added["key"], "--show-undecided", "always"])
+        assert "invalid choice: 'always'" in capsys.readouterr().err
         assert cli_main(["site", "update", "nope", "--mode", "fast"]) == 2
         assert "no site has the key 'nope'" in capsys.readouterr().err
         # a person gets a readable summary by default, the snippet on a line of its own

@@ -72,6 +72,8 @@ def hit_annotation(
     if verdict:
         annotation["unerase:verdict"] = verdict["status"]
         annotation["unerase:confidence"] = verdict["confidence"]
+        # quoted, reported, reclaimed, historical or attack (engine.uses); streams from before uses have none
+        annotation["unerase:use"] = verdict.get("use", "attack")
     return annotation
 
 

@@ -1,7 +1,7 @@
 """The `unerase` program: the engine's commands plus those that need the web app's database.
 
 unerase site add --name NAME [--origin URL ...] [--lang xx ...] [--mode fast|thorough] [--threshold T]
-                 [--no-store] [--show-checked] [--rate-limit N] [--json]
+                 [--no-store] [--show-checked] [--show-undecided nothing|about|review] [--rate-limit N] [--json]
 unerase site list [--json]
 unerase site update KEY [the same options; --store / --no-store, --show-checked / --hide-checked] [--json]
 
@@ -37,7 +37,15 @@ from web.auth import Accounts, normalise_username
 from web.db import make_engine
 from web.models import Site
 from web.settings import get_settings
-from web.sites import Sites, new_key, normalise_origin, parse_list, site_to_dict
+from web.sites import (
+    UNDECIDED_DISPLAYS,
+    Sites,
+    new_key,
+    normalise_origin,
+    parse_list,
+    site_to_dict,
+    undecided_display,
+)
 from web.store import Store
 
 
@@ -66,6 +74,8 @@ def _apply(site: Site, args: argparse.Namespace) -> Site:
         site.store = args.store
     if args.show_checked is not None:
         site.show_checked = args.show_checked
+    if args.show_undecided is not None:
+        site.show_undecided = undecided_display(args.show_undecided)
     if args.rate_limit is not None:
         site.rate_limit_per_minute = args.rate_limit
     return site
@@ -83,6 +93,13 @@ def _print(site: Site) -> None:
     print(json.dumps(data, ensure_ascii=False))
 
 
+UNDECIDED_WORDS = {
+    "nothing": "readers see nothing (moderators see them in the queue)",
+    "about": "readers see “About these words”",
+    "review": "readers see “Under review”",
+}
+
+
 def _summary(site: Site, done: str) -> None:
     """The site as a person reads it: what was done, the settings, then the snippet on a line of its own."""
     data = site_to_dict(site)
@@ -94,6 +111,7 @@ def _summary(site: Site, done: str) -> None:
         ("threshold", f"{site.threshold:g}"),
         ("store texts", "yes" if site.store else "no (kept in memory only)"),
         ("checked mark", "shown" if site.show_checked else "not shown"),
+        ("undecided", UNDECIDED_WORDS.get(site.show_undecided, site.show_undecided)),
         ("rate limit", f"{site.rate_limit_per_minute} requests per minute per reader"),
     ]
     print(f"{done} “{site.name}”.")
@@ -223,6 +241,12 @@ def _site_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--no-store", dest="store", action="store_false", help="keep texts and results in memory only")
     parser.add_argument("--show-checked", dest="show_checked", action="store_true", default=None)
     parser.add_argument("--hide-checked", dest="show_checked", action="store_false")
+    parser.add_argument(
+        "--show-undecided",
+        choices=UNDECIDED_DISPLAYS,
+        help="what readers see on a post nothing could decide: nothing (default), about (a neutral "
+        '"About these words") or review ("Under review"); moderators always see it in the queue',
+    )
     parser.add_argument("--rate-limit", type=int, help="requests per minute per reader")
     parser.add_argument("--json", action="store_true", help="print the site as one JSON object (for scripts)")
 

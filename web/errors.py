@@ -73,8 +73,9 @@ def problem(request: Request, status: int, code: str, detail: str, headers: dict
         context: dict[str, Any] = {"status": status, "title": title, "detail": detail}
         page: Response = templates.TemplateResponse(request, "error.html", context, status_code=status, headers=headers)
         return page
-    if request.url.path.startswith("/api/v1/widget/"):
-        # the widget on any page must be able to read why it was refused, to say so in the console
+    if request.url.path.startswith("/api/v1/widget/") and request.method != "OPTIONS":
+        # the widget on any page must be able to read why it was refused, to say so in the console; a refused
+        # preflight carries no CORS header at all (web.routes.widget.preflight)
         headers = {**(headers or {}), "Access-Control-Allow-Origin": "*"}
     body = {"type": f"/problems/{code}", "title": title, "status": status, "detail": detail}
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)

@@ -20,7 +20,7 @@ DEFAULT_PATH = Path(__file__).with_name("forum.yaml")
 THREAD_KEYS = frozenset({"title", "lang", "posts"})
 POST_KEYS = frozenset({"id", "author", "when", "lang", "expect", "text"})
 # What the vocabulary pipeline should find in a post: a non-ambiguous term, only ambiguous terms, or nothing.
-EXPECTATIONS = ("flagged", "ambiguous", "clean")
+EXPECTATIONS = ("flagged", "mention", "ambiguous", "clean")
 # Post ids end up in HTML id attributes and URL fragments, so they are kept to a plain slug.
 POST_ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 

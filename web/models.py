@@ -127,6 +127,9 @@ class Site(SQLModel, table=True):
     threshold: float = 0.5
     store: bool = True  # False: texts and results are kept in memory only, never written to the database
     show_checked: bool = False
+    # what readers see on a post nothing could decide (needs_review): nothing, "about" (a neutral "About these
+    # words") or "review" ("Under review"); moderators always find it in the queue (web.widget.button)
+    show_undecided: str = Field(default="nothing", max_length=16)
     rate_limit_per_minute: int = 120
     created_at: datetime = Field(default_factory=utcnow)
     # what each outcome is worth to the site (engine.deferral.Values; docs/deferral.md gives the defaults' reasons)
@@ -163,9 +166,12 @@ class WidgetResult(SQLModel, table=True):
 
 
 class Feedback(SQLModel, table=True):
-    """A reader's "Helpful" / "This is wrong" on a widget explanation, kept for moderators."""
+    """A reader's "Helpful" / "This is wrong" on a widget explanation, kept for moderators: one vote per reader
+    and analysis (a repeat replaces it)."""
 
     __tablename__ = "feedback"
+    # NULL readers (votes stored before readers were told apart) never collide: old databases get the index too
+    __table_args__ = (Index("uq_feedback_reader", "site_key", "analysis_id", "reader", unique=True),)
 
     id: int | None = Field(default=None, primary_key=True)
     site_key: str = Field(foreign_key="site.key", index=True, max_length=40)
@@ -174,6 +180,18 @@ class Feedback(SQLModel, table=True):
     helpful: bool
     comment: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    # keyed hash of the reader (the widget's reader token, else the client's address) with the site and analysis
+    # (web.sites.Sites.reader): neither is stored, and one reader's votes on two posts cannot be linked
+    reader: str | None = Field(default=None, max_length=64)
+
+
+class ServerSecret(SQLModel, table=True):
+    """A random secret made once per database and shared by every worker (the key of reader hashes)."""
+
+    __tablename__ = "server_secret"
+
+    name: str = Field(primary_key=True, max_length=32)
+    value: str = Field(max_length=128)
 
 
 class User(SQLModel, table=True):

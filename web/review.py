@@ -684,7 +684,8 @@ class Review:
     def hit_verdicts(item: ReviewItem, label: str, chosen: dict[str, str]) -> dict[str, str]:
         """What the moderator's decision says about each hit: contentious or neutral, or nothing when it does not
         say (then no labelled example is kept). `chosen` holds the item page's per-hit choices; "auto" or a
-        missing one is read from the decision: not flagged makes every hit neutral; flagged keeps the hits the
+        missing one is read from the decision: not flagged makes every hit used as an attack neutral (a quoted or
+        reclaimed one says nothing about the word's sense, engine.uses); flagged keeps the hits the
         analysis found contentious, and makes a lone hit contentious when nothing else explains the flag."""
         hits = item.document.get("hits", [])
         automatic = {hit["id"]: (hit.get("verdict") or {}).get("status") for hit in hits}
@@ -697,7 +698,9 @@ class Review:
             elif choice != "auto":
                 continue  # "skip": the moderator says nothing about this hit
             elif label == "not_flagged":
-                verdicts[hit["id"]] = "neutral"
+                # a quoted, reported or reclaimed word was not cleared for its sense but for its use: no example
+                if (hit.get("verdict") or {}).get("use", "attack") == "attack":
+                    verdicts[hit["id"]] = "neutral"
             elif automatic.get(hit["id"]) == "contentious" or (len(hits) == 1 and targeting != "hateful"):
                 verdicts[hit["id"]] = "contentious"
         return verdicts

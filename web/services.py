@@ -117,6 +117,8 @@ class Services:
             ),
             precedents=verdict_sources(settings, database),
         )
+        for language in detector.languages:
+            analyzer.uses.rules(language)  # read (and checked) now, not on a first request's event loop
         store = Store(database, settings.spot_check_percent)
         store.reset_unfinished_analyses()
         limiter = RateLimiter(settings.rate_limit_per_minute)

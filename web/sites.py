@@ -8,6 +8,8 @@ and each site has its own rate limit per client.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import secrets
 import time
@@ -20,7 +22,7 @@ from sqlmodel import Session, col, select
 
 from engine.errors import UneraseError
 from engine.scope import Scope
-from web.models import Feedback, Site, SiteTermRule
+from web.models import Feedback, ServerSecret, Site, SiteTermRule
 from web.ratelimit import RateLimiter
 from web.store import Store
 
@@ -33,9 +35,26 @@ class Forbidden(UneraseError):
     code = "origin-not-allowed"
 
 
+class OriginRequired(Forbidden):
+    code = "origin-required"
+
+
 class UnknownSite(UneraseError):
     status = 404
     code = "unknown-site"
+
+
+UNDECIDED_DISPLAYS = ("nothing", "about", "review")
+
+
+def undecided_display(value: str) -> str:
+    """A valid `show_undecided` value, or a clear error naming the accepted ones."""
+    if value not in UNDECIDED_DISPLAYS:
+        raise UneraseError(
+            f"show_undecided '{value}' is not known; accepted: {', '.join(UNDECIDED_DISPLAYS)} "
+            "(what readers see on a post nothing could decide)"
+        )
+    return value
 
 
 def new_key() -> str:
@@ -69,6 +88,7 @@ def site_to_dict(site: Site) -> dict[str, Any]:
         "threshold": site.threshold,
         "store": site.store,
         "show_checked": site.show_checked,
+        "show_undecided": site.show_undecided,
         "rate_limit_per_minute": site.rate_limit_per_minute,
         "values": {
             "tp": site.value_tp,
@@ -87,6 +107,7 @@ class Sites:
     _cache: dict[str, tuple[float, Site | None]] = field(default_factory=dict)
     _limiters: dict[str, RateLimiter] = field(default_factory=dict)
     _scopes: dict[str, tuple[float, Scope]] = field(default_factory=dict)
+    _key: bytes | None = None  # the key of reader hashes, read once
 
     def cached(self, key: str) -> tuple[bool, Site | None]:
         """(known, site) from memory only: the widget's hot path needs no thread or database."""
@@ -148,11 +169,53 @@ class Sites:
         with contextlib.suppress(IntegrityError):  # another worker starting at the same moment made it first
             self.save(Site(key=DEMO_SITE, name="unerase demo forum", show_checked=True, rate_limit_per_minute=600))
 
-    def add_feedback(self, feedback: Feedback) -> Feedback:
+    def reader(self, site: Site, analysis_id: str, token: str | None, address: str) -> str:
+        """Who votes, as a keyed hash: the reader token the widget keeps, or without one the client's address,
+        with the site and the analysis, so neither is stored and one reader's votes on two posts cannot be
+        linked (the key is this database's own secret: an address cannot be found by trying them all)."""
+        who = f"token:{token}" if token else f"address:{address}"
+        message = "\x00".join((site.key, analysis_id, who)).encode()
+        return hmac.new(self._reader_key(), message, hashlib.sha256).hexdigest()
+
+    def _reader_key(self) -> bytes:
+        if self._key is None:
+            with Session(self.store.engine) as session:
+                stored = session.get(ServerSecret, "reader")
+            if stored is None:
+                # another worker making it at the same moment wins: theirs is read back
+                with contextlib.suppress(IntegrityError), Session(self.store.engine) as session:
+                    session.add(ServerSecret(name="reader", value=secrets.token_hex(32)))
+                    session.commit()
+                with Session(self.store.engine) as session:
+                    stored = session.get(ServerSecret, "reader")
+            if stored is None:
+                raise RuntimeError("the reader key could be neither stored nor read")
+            self._key = bytes.fromhex(stored.value)
+        return self._key
+
+    def add_feedback(self, feedback: Feedback) -> tuple[Feedback, bool]:
+        """(the stored vote, whether it is new). A reader's repeat vote on the same analysis replaces the
+        earlier one, which stays counted once; two identical votes at the same moment end the same way."""
+        try:
+            with Session(self.store.engine, expire_on_commit=False) as session:
+                session.add(feedback)
+                session.commit()
+            return feedback, True
+        except IntegrityError:
+            if feedback.reader is None:
+                raise
         with Session(self.store.engine, expire_on_commit=False) as session:
-            session.add(feedback)
+            query = select(Feedback).where(
+                Feedback.site_key == feedback.site_key,
+                Feedback.analysis_id == feedback.analysis_id,
+                Feedback.reader == feedback.reader,
+            )
+            earlier = session.exec(query).one()
+            earlier.helpful, earlier.comment, earlier.post_id = feedback.helpful, feedback.comment, feedback.post_id
+            earlier.created_at = feedback.created_at
+            session.add(earlier)
             session.commit()
-        return feedback
+        return earlier, False
 
     def feedback(self, key: str, limit: int = 500) -> list[Feedback]:
         with Session(self.store.engine) as session:
@@ -160,11 +223,21 @@ class Sites:
             return list(session.exec(query))
 
     # -- per request ----------------------------------------------------------------------
-    def check_origin(self, site: Site, origin: str | None, own_origin: str) -> None:
-        """Requests without Origin (servers, curl) and from this server's own pages are allowed."""
-        if origin is None or origin == own_origin or origin in origins_of(site):
+    def check_origin(self, site: Site, origin: str | None, own_origin: str, required: bool = False) -> None:
+        """Pages of the site's allowed origins and this server's own pages are allowed. A request without Origin
+        (a server, curl) is allowed only where `required` is False: the reads of an analysis the site's check
+        handed out, which browsers make without Origin on a page's own server. Whatever spends the site's quota
+        and model calls, or is stored (checks, feedback), needs an allowed Origin."""
+        if origin is not None and (origin == own_origin or origin in origins_of(site)):
+            return
+        if origin is None and not required:
             return
         allowed = ", ".join(origins_of(site)) or "none yet (unerase site update KEY --origin ...)"
+        if origin is None:
+            raise OriginRequired(
+                f"this request has no Origin header; the widget API answers it only from the site's pages, "
+                f"whose browsers send their origin. Origins allowed for site '{site.key}': {allowed}"
+            )
         raise Forbidden(f"the origin {origin} is not allowed for site '{site.key}'; allowed: {allowed}")
 
     def limit(self, site: Site, client: str) -> None:

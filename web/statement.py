@@ -20,6 +20,7 @@ class Finding:
     categories: tuple[str, ...]
     verdict: str  # contentious, neutral, undetermined; "not judged" when no verdict came
     explanation: str
+    use: str = "attack"  # attack, quoted, reported, reclaimed, historical (engine.uses)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,13 @@ class Statement:
     prompt_version: str
     models: tuple[str, ...]  # empty: the vocabulary alone
     contest_url: str | None
+    uses: tuple[str, ...] = ()  # the mentions the automatic check recognised (quoted, reported, ...)
+
+    @property
+    def mentioned_only(self) -> bool:
+        """Not flagged, and words were found that are quoted, reported, reclaimed or historical: the person learns
+        that their text was not judged hateful for them."""
+        return self.label == "not_flagged" and bool(self.uses)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +71,7 @@ class Statement:
             "explanation": self.explanation,
             "decision": {
                 "label": self.label,
+                "uses": list(self.uses),
                 "severity": self.severity,
                 "confidence": self.confidence,
                 "reasons": list(self.reasons),
@@ -97,6 +106,8 @@ def statement(document: dict[str, Any], moderator: ModeratorDecision | None, con
             categories=tuple(hit.get("categories", ())),
             verdict=(hit.get("verdict") or {}).get("status", "not judged"),
             explanation=(hit.get("verdict") or {}).get("explanation", ""),
+            # the verdict's use (a model may have overruled the rules); streams from before uses read as attacks
+            use=(hit.get("verdict") or {}).get("use") or hit.get("use") or "attack",
         )
         for hit in document.get("hits", ())
     )
@@ -132,4 +143,5 @@ def statement(document: dict[str, Any], moderator: ModeratorDecision | None, con
         prompt_version=document.get("prompt_version", ""),
         models=models,
         contest_url=contest_url or None,
+        uses=tuple(automatic.get("uses", ())),
     )

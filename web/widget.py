@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
@@ -34,6 +35,11 @@ from web.store import StoredEvent
 MAX_POSTS = 100
 DOCUMENTS = 20_000  # finished analysis documents kept ready to send, as bytes
 DOCUMENT_SECONDS = 10.0
+
+
+class StoredElsewhere(UneraseError):
+    status = 503
+    code = "try-again"
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,18 @@ def content_key(services: Services, site: Site, text: str, language: str | None,
     return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def button(site: Site, label: str, mentions: bool) -> str | None:
+    """The widget's button for a post: "why" (Why flagged?) on a flagged post; "about" (About this word) on a post
+    that only quotes, reports or reclaims a word (docs/uses.md); on a post nothing could decide,
+    what the site chose (`show_undecided`): nothing (the default, as an "Under review" reads as an accusation),
+    "words" (a neutral "About these words") or "review" (Under review). None: no button."""
+    if label == "flagged":
+        return "why"
+    if label == "needs_review":
+        return {"about": "words", "review": "review"}.get(site.show_undecided) or ("about" if mentions else None)
+    return "about" if mentions else None
+
+
 def summary(
     analysis_id: str,
     post_id: str,
@@ -72,15 +90,25 @@ def summary(
     a moderator's decision, when there is one, replaces the automatic label whatever the threshold says."""
     result = fold(events)
     decision = result["decision"]
+    mentions = bool(decision and decision.get("uses"))
     if moderator is not None:
         severity = decision["severity"] if decision else None
         answer = {"id": post_id, "analysis_id": analysis_id, "label": "", "severity": severity, "status": "complete"}
-        return apply_to_summary(answer, moderator)
+        answer = apply_to_summary(answer, moderator)
+        return {**answer, "button": button(site, answer["label"], mentions)}
     if decision is None:
-        # still running: an unambiguous term already flags it; other hits wait for their verdicts
-        hits = result["hits"]
+        # still running: an unambiguous term used against someone already flags it; other hits wait for their
+        # verdicts (a hit the rules read as quoted or reclaimed flags nothing, engine.uses)
+        hits = [h for h in result["hits"] if h.get("use", "attack") == "attack"]
         label = "flagged" if any(not h["ambiguous"] for h in hits) else "needs_review" if hits else "pending"
-        return {"id": post_id, "analysis_id": analysis_id, "label": label, "severity": None, "status": "running"}
+        return {
+            "id": post_id,
+            "analysis_id": analysis_id,
+            "label": label,
+            "severity": None,
+            "status": "running",
+            "button": button(site, label, False) if label != "pending" else None,
+        }
     label, _ = effective(site, decision)  # the site's own calibration and τ, not the server's global τ
     return {
         "id": post_id,
@@ -88,6 +116,7 @@ def summary(
         "label": label,
         "severity": decision["severity"],
         "status": "complete",
+        "button": button(site, label, mentions),
     }
 
 
@@ -104,6 +133,7 @@ class Widget:
     def __init__(self, services: Services) -> None:
         self.services = services
         self._memory_keys: OrderedDict[str, str] = OrderedDict()  # no-store sites: content key -> analysis id
+        self._memory_sites: OrderedDict[str, str] = OrderedDict()  # no-store sites: analysis id -> site key
         # finished documents ready to send, with the time they were made: another worker process may
         # record a moderator's decision, which this one learns by rebuilding after DOCUMENT_SECONDS
         self.documents: OrderedDict[str, tuple[float, str, bytes]] = OrderedDict()
@@ -115,15 +145,46 @@ class Widget:
             rows = session.exec(select(WidgetResult).where(col(WidgetResult.cache_key).in_(keys)))
             return {row.cache_key: row.analysis_id for row in rows}
 
-    def _create(self, site: Site, new: list[tuple[str, AnalysisRecord]]) -> None:
-        if not site.store:
-            return
+    def _create(self, site: Site, new: list[tuple[str, AnalysisRecord]]) -> set[str]:
+        """Stores the new analyses with their content keys; returns the keys another request stored first.
+
+        Two readers opening the same new post at once both find it unknown and both try to store it: the
+        database keeps the first, and the other's record is dropped with its key, so it reads the first one's
+        answer back instead of failing or analysing the post a second time. All keys go in one transaction;
+        only when that one is refused are they stored one at a time, to learn which were taken."""
+        if not site.store or not new:
+            return set()
+        try:
+            self._insert(site, new)
+            return set()
+        except IntegrityError:
+            pass
+        taken = set()
+        for key, record in new:
+            try:
+                self._insert(site, [(key, record)])
+            except IntegrityError:
+                taken.add(key)
+        return taken
+
+    def _insert(self, site: Site, new: list[tuple[str, AnalysisRecord]]) -> None:
         with Session(self.services.store.engine, expire_on_commit=False) as session:
             for key, record in new:
                 session.add(record)
                 session.flush()
                 session.add(WidgetResult(cache_key=key, site_key=site.key, analysis_id=record.id))
             session.commit()
+
+    def owns(self, site: Site, analysis_id: str) -> bool:
+        """Whether the site's widget made this analysis: a site's posts are served by its own widget only, not by
+        another site's (whose key is as public) nor by the public API (web.routes.analyses.load_record)."""
+        if not site.store:
+            return self._memory_sites.get(analysis_id) == site.key
+        with Session(self.services.store.engine) as session:
+            query = select(WidgetResult.cache_key).where(
+                WidgetResult.analysis_id == analysis_id, WidgetResult.site_key == site.key
+            )
+            return session.exec(query.limit(1)).first() is not None
 
     def _events(self, analysis_id: str) -> list[StoredEvent] | None:
         if analysis_id in self.services.runs.memory:
@@ -162,14 +223,29 @@ class Widget:
                 new[key] = AnalysisRecord(
                     id=uuid.uuid4().hex, text=post.text, requested_language=language, mode=site.mode, source="widget"
                 )
-        await run_in_threadpool(self._create, site, list(new.items()))
+        taken = await run_in_threadpool(self._create, site, list(new.items()))
+        if taken:  # stored by another request meanwhile: its analysis answers, this one is not made
+            known.update(await run_in_threadpool(self._known, site, list(taken)))
+            missing = taken - known.keys()
+            if missing:
+                raise StoredElsewhere(f"{len(missing)} posts were stored by another request and then gone; ask again")
+        for key in list(new):
+            if key in known:
+                del new[key]
+            elif not site.store and key in self._memory_keys:
+                # no-store sites: a request that checked the same post while this one waited started it first
+                known[key] = self._memory_keys[key]
+                del new[key]
         runs = []
         for key, record in new.items():
             known[key] = record.id
             if not site.store:
                 self._memory_keys[key] = record.id
+                self._memory_sites[record.id] = site.key
                 while len(self._memory_keys) > 50_000:
                     self._memory_keys.popitem(last=False)
+                while len(self._memory_sites) > 50_000:
+                    self._memory_sites.popitem(last=False)
             runs.append(
                 services.runs.start(
                     record.id,
@@ -192,13 +268,15 @@ class Widget:
             answers.append(summary(analysis_id, post.id, events, site, decided.get(analysis_id)))
         return answers
 
-    async def document(self, analysis_id: str, site: Site | None = None) -> bytes | None:
-        """The analysis as the API's JSON document (bytes), its decision as `site` shows it (the site's τ and
-        calibration); finished ones are kept ready to send."""
-        site_key = site.key if site is not None else ""
+    async def document(self, analysis_id: str, site: Site) -> bytes | None:
+        """The site's analysis as the API's JSON document (bytes), its decision as the site shows it (the site's
+        τ and calibration), its links to the widget's endpoints; None if the site did not make it. Finished ones
+        are kept ready to send."""
         cached = self.documents.get(analysis_id)
-        if cached is not None and cached[1] == site_key and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
+        if cached is not None and cached[1] == site.key and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
             return cached[2]
+        if not await run_in_threadpool(self.owns, site, analysis_id):
+            return None
         services = self.services
         memory = services.runs.memory.get(analysis_id)
         run = services.runs.current(analysis_id)
@@ -212,14 +290,16 @@ class Widget:
                 return None
             record, events = found, json.loads(found.events)
         document = analysis_document(record, events)
-        if site is not None and document["decision"] is not None:
+        base = f"/api/v1/widget/{site.key}/analyses/{analysis_id}"
+        document["links"] = {"self": base, "events": f"{base}/events"}  # the public API does not serve it
+        if document["decision"] is not None:
             document["decision"] = as_site_shows(site, {"type": "decision", "data": document["decision"]})["data"]
         decided = await run_in_threadpool(latest_decisions, services.store.engine, [analysis_id])
         if analysis_id in decided:
             document = apply_to_document(document, decided[analysis_id])
         body = json.dumps(document, ensure_ascii=False).encode()
         if record.status == "complete":
-            self.documents[analysis_id] = (time.monotonic(), site_key, body)
+            self.documents[analysis_id] = (time.monotonic(), site.key, body)
             while len(self.documents) > DOCUMENTS:
                 self.documents.popitem(last=False)
         return body

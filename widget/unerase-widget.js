@@ -15,7 +15,8 @@
   // labels, sevs and cats are lists in the order of LABELS, SEVS and CATS above
   const TEXTS = {
     en: {
-      why: "Why flagged?", review: "Under review", checked: "✓ checked", close: "Close", loading: "Loading…",
+      why: "Why flagged?", review: "Under review", about: "About this word", words: "About these words",
+      checked: "✓ checked", close: "Close", loading: "Loading…",
       failed: "Sorry, the explanation could not be loaded.", post: "The post", found: "Words found",
       explanation: "Explanation", decision: "Decision", sev: "severity", targets: "Targets", instead: "Alternatives",
       sources: "Sources", neutral: "Used here in a neutral sense", unsure: "Meaning uncertain", helpful: "Helpful",
@@ -27,7 +28,8 @@
         "migration and colonial past", "other"],
     },
     fr: {
-      why: "Pourquoi signalé\u00a0?", review: "En cours d’examen", checked: "✓ vérifié", close: "Fermer",
+      why: "Pourquoi signalé\u00a0?", review: "En cours d’examen", about: "À propos de ce mot",
+      words: "À propos de ces mots", checked: "✓ vérifié", close: "Fermer",
       loading: "Chargement…", failed: "Désolé, l’explication n’a pas pu être chargée.", post: "Le message",
       found: "Termes relevés", explanation: "Explication", decision: "Décision", sev: "gravité", targets: "Vise",
       instead: "Alternatives", sources: "Sources", neutral: "Employé ici dans un sens neutre", unsure: "Sens incertain",
@@ -39,7 +41,8 @@
         "migration et passé colonial", "autre"],
     },
     el: {
-      why: "Γιατί επισημάνθηκε;", review: "Υπό έλεγχο", checked: "✓ ελέγχθηκε", close: "Κλείσιμο", loading: "Φόρτωση…",
+      why: "Γιατί επισημάνθηκε;", review: "Υπό έλεγχο", about: "Για τη λέξη",
+      words: "Για τις λέξεις", checked: "✓ ελέγχθηκε", close: "Κλείσιμο", loading: "Φόρτωση…",
       failed: "Δυστυχώς η εξήγηση δεν φορτώθηκε.", post: "Η ανάρτηση", found: "Όροι που βρέθηκαν",
       explanation: "Εξήγηση", decision: "Απόφαση", sev: "σοβαρότητα", targets: "Αφορά", instead: "Εναλλακτικές",
       sources: "Πηγές", neutral: "Χρησιμοποιείται εδώ με ουδέτερη σημασία", unsure: "Αβέβαιη σημασία",
@@ -51,7 +54,8 @@
         "μετανάστευση και αποικιακό παρελθόν", "άλλο"],
     },
     de: {
-      why: "Warum markiert?", review: "Wird geprüft", checked: "✓ geprüft", close: "Schließen",
+      why: "Warum markiert?", review: "Wird geprüft", about: "Über dieses Wort", words: "Über diese Wörter",
+      checked: "✓ geprüft", close: "Schließen",
       loading: "Wird geladen…",
       failed: "Die Erklärung konnte leider nicht geladen werden.", post: "Der Beitrag", found: "Gefundene Begriffe",
       explanation: "Erklärung", decision: "Entscheidung", sev: "Schweregrad", targets: "Betrifft",
@@ -65,7 +69,8 @@
         "Aussehen", "Migration und koloniale Vergangenheit", "Sonstiges"],
     },
     nl: {
-      why: "Waarom gemarkeerd?", review: "Wordt beoordeeld", checked: "✓ gecontroleerd", close: "Sluiten",
+      why: "Waarom gemarkeerd?", review: "Wordt beoordeeld", about: "Over dit woord", words: "Over deze woorden",
+      checked: "✓ gecontroleerd", close: "Sluiten",
       loading: "Laden…", failed: "De uitleg kon helaas niet worden geladen.", post: "Het bericht",
       found: "Gevonden woorden", explanation: "Uitleg", decision: "Beslissing", sev: "ernst", targets: "Betreft",
       instead: "Alternatieven", sources: "Bronnen", neutral: "Hier in neutrale betekenis gebruikt",
@@ -78,7 +83,8 @@
         "migratie en koloniaal verleden", "overig"],
     },
     it: {
-      why: "Perché segnalato?", review: "In revisione", checked: "✓ verificato", close: "Chiudi",
+      why: "Perché segnalato?", review: "In revisione", about: "Su questa parola", words: "Su queste parole",
+      checked: "✓ verificato", close: "Chiudi",
       loading: "Caricamento…",
       failed: "Spiacenti, non è stato possibile caricare la spiegazione.", post: "Il messaggio",
       found: "Termini trovati", explanation: "Spiegazione", decision: "Decisione", sev: "gravità", targets: "Riguarda",
@@ -91,7 +97,8 @@
         "migrazione e passato coloniale", "altro"],
     },
     pt: {
-      why: "Motivo da sinalização", review: "Em análise", checked: "✓ verificado", close: "Fechar", loading: "Aguarde…",
+      why: "Motivo da sinalização", review: "Em análise", about: "Sobre esta palavra",
+      words: "Sobre estas palavras", checked: "✓ verificado", close: "Fechar", loading: "Aguarde…",
       failed: "Não foi possível carregar a explicação.", post: "A mensagem", found: "Termos encontrados",
       explanation: "Explicação", decision: "Decisão", sev: "gravidade", targets: "Visa", instead: "Alternativas",
       sources: "Fontes", neutral: "Usado aqui em sentido neutro", unsure: "Sentido incerto", helpful: "Útil",
@@ -179,7 +186,7 @@
     }
   }
 
-  const buttonLabel = (label, s) => (label === "flagged" ? s.why : label === "needs_review" ? s.review : null);
+  const buttonLabel = (r, s) => (["why", "about", "words", "review"].includes(r.button) ? s[r.button] : null);
 
   // Marked elements as posts: text from data-unerase-text, else the element's text; id from data-unerase-id,
   // else "post-N" counted from `first` in document order; empty posts are skipped (the server refuses them)
@@ -218,7 +225,7 @@
     };
   }
 
-  const textKey = (text) => "t" + fnv1a(text) + "." + text.length;
+  const textKey = (text) => "u" + fnv1a(text) + "." + text.length;
 
   // Why a response failed, in the server's words when it sent problem+json
   async function problem(res) {
@@ -256,7 +263,9 @@
         }
         body = await res.json();
       } catch (e) {
-        warn("no answer from " + api + " (" + e.message + ")");
+        // a refused preflight hides why; GET …/site (no preflight) tells
+        const res = await fetchFn(api + "/site", { credentials: "omit" }).catch(() => null);
+        warn(res && !res.ok ? await problem(res) : "no answer from " + api + " (" + e.message + ")");
         return null;
       }
       show = !!(body.site && body.site.show_checked);
@@ -268,7 +277,7 @@
         // running answers may still change, so only finished ones are remembered
         if (r.status === "complete") {
           store.set(textKey(texts.get(r.id)), { analysis_id: r.analysis_id, label: r.label, severity: r.severity,
-            status: r.status });
+            status: r.status, button: r.button });
         }
       }
     }
@@ -351,6 +360,18 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     return d;
   }
 
+  // one random token per reader, so a repeated vote counts once
+  function readerToken(storage) {
+    try {
+      storage = storage || localStorage;
+      let t = storage.getItem("unerase:reader");
+      if (!t) storage.setItem("unerase:reader", (t = crypto.randomUUID()));
+      return t;
+    } catch {
+      return null;
+    }
+  }
+
   // "Helpful" / "This is wrong" (with an optional comment), then a thank-you that takes the focus
   function feedback(ctx, analysisId, postId) {
     const s = ctx.s;
@@ -362,8 +383,8 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       const text = comment ? comment.value.trim() : "";
       box.querySelectorAll("button").forEach((b) => (b.disabled = true));
       try {
-        const res = await sendJson(fetch, ctx.api + "/feedback",
-          { analysis_id: analysisId, post_id: postId, helpful, comment: helpful ? null : text || null });
+        const res = await sendJson(fetch, ctx.api + "/feedback", { analysis_id: analysisId, post_id: postId, helpful,
+          comment: helpful ? null : text || null, reader: readerToken() });
         if (!res.ok) throw new Error(await problem(res));
         const thanks = el("p", { role: "status", tabindex: "-1" }, s.thanks);
         box.replaceChildren(thanks);
@@ -423,7 +444,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     }
     function drawDecision() {
       const d = doc.decision;
-      if (!d) return decision.replaceChildren();
+      if (!d || result.button === "words") return decision.replaceChildren();
       const label = result.status === "complete" ? result.label : d.label;
       if (live) said.textContent = s.decision + ": " + word(s.labels, label);
       const cats = (d.categories || []).map((c) => word(s.cats, c)).join(", ");
@@ -511,7 +532,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   // The button and its panel right after one post, in their own shadow root; null when there is nothing to show
   function mount(ctx, post, result, show) {
     const s = ctx.s;
-    const label = buttonLabel(result.label, s);
+    const label = buttonLabel(result, s);
     if (!label && !(show && result.label === "not_flagged")) return null;
     // lang lets screen readers speak the UI strings in the reader's language rather than the page's
     const host = el("span", { "data-unerase-widget": result.label, lang: ctx.ui });
@@ -660,6 +681,6 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   }
   if (typeof module === "object" && module.exports) {
     module.exports = { TEXTS, CATS, LABELS, SEVS, pickLanguage, strings, fnv1a, chunk, cpToUtf16Index, segments,
-      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts };
+      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken };
   }
 })();

@@ -21,12 +21,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from engine.deferral import DeferralError, Values
 from engine.errors import UneraseError
 from web import auth, deferral
+from web.bodies import JsonBody
 from web.deps import ServicesDep, TemplatesDep
 from web.errors import Closed, NotFound, Unauthorized
 from web.models import Site, iso
@@ -115,7 +116,7 @@ async def check_csrf(request: Request, services: Services, given: str) -> None:
         raise Closed("the form's security token is missing or wrong; reload the admin page and try again")
 
 
-class SiteFields(BaseModel):
+class SiteFields(JsonBody):
     name: str | None = Field(default=None, max_length=200)
     allowed_origins: list[str] | None = Field(default=None, description='e.g. ["https://forum.example"]')
     languages: list[str] | None = Field(default=None, description="Empty: every loaded language.")
@@ -123,6 +124,11 @@ class SiteFields(BaseModel):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     store: bool | None = Field(default=None, description="False: texts and results stay in memory only.")
     show_checked: bool | None = None
+    show_undecided: Literal["nothing", "about", "review"] | None = Field(
+        default=None,
+        description='What readers see on a post nothing could decide: nothing, "About these words" (about) or '
+        '"Under review" (review). Moderators always see it in the queue.',
+    )
     rate_limit_per_minute: int | None = Field(default=None, ge=0)
 
 
@@ -219,6 +225,7 @@ async def sites_form(
     threshold: Annotated[float, Form(ge=0.0, le=1.0)] = 0.5,
     store: Annotated[bool, Form()] = False,
     show_checked: Annotated[bool, Form()] = False,
+    show_undecided: Annotated[Literal["nothing", "about", "review"], Form()] = "nothing",
     rate_limit_per_minute: Annotated[int, Form(ge=0)] = 120,
     key: Annotated[str, Form()] = "",
 ) -> Response:
@@ -232,6 +239,7 @@ async def sites_form(
         threshold=threshold,
         store=store,
         show_checked=show_checked,
+        show_undecided=show_undecided,
         rate_limit_per_minute=rate_limit_per_minute,
     )
     site = await load_site(services, key) if key else Site(key=new_key(), name=name)

@@ -14,9 +14,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
 from web.errors import NotFound
 from web.models import AnalysisRecord
@@ -39,7 +40,7 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
 }
 
 
-class AnalysisRequest(BaseModel):
+class AnalysisRequest(JsonBody):
     text: str = Field(description="The text to analyse (at most `max_text_chars` characters).")
     lang: str | None = Field(
         default=None, description="Language code (en, fr, el, de, nl, it, pt); detected if absent."
@@ -69,9 +70,11 @@ async def create_record(
     return record
 
 
-async def load_record(services: Services, analysis_id: str) -> AnalysisRecord:
+async def load_record(services: Services, analysis_id: str, sites: bool = False) -> AnalysisRecord:
+    """A stored analysis. Those a site's widget made are the site's, served by its widget endpoints only
+    (`sites`: True where the person whose post it is reads it, the statement of reasons)."""
     record = await run_in_threadpool(services.store.analysis, analysis_id)
-    if record is None:
+    if record is None or (record.source == "widget" and not sites):
         raise NotFound(f"no analysis has the id '{analysis_id}'; ids are returned by POST /api/v1/analyses")
     return record
 

@@ -8,10 +8,11 @@ from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from engine.errors import InputTooLarge, UneraseError
 from web.annotations import annotation_page
+from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
 from web.results import fold
 from web.routes.analyses import PROBLEM_RESPONSES, create_record, finished_events
@@ -21,13 +22,13 @@ MAX_TEXTS = 100
 ANNOTATION_JSONLD = 'application/ld+json; profile="http://www.w3.org/ns/anno.jsonld"'
 
 
-class AnnotationText(BaseModel):
+class AnnotationText(JsonBody):
     id: str | None = Field(default=None, description="The record's identifier or URI; used as the target source.")
     text: str
     lang: str | None = None
 
 
-class AnnotationRequest(BaseModel):
+class AnnotationRequest(JsonBody):
     texts: list[AnnotationText] = Field(description=f"1 to {MAX_TEXTS} texts.")
     mode: Literal["fast", "thorough"] | None = None
 

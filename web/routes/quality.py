@@ -110,7 +110,7 @@ async def statement_of_reasons(
     templates: TemplatesDep,
     accept: Annotated[str, Header()] = "",
 ) -> Response:
-    record = await load_record(services, analysis_id)
+    record = await load_record(services, analysis_id, sites=True)
     if record.status != "complete":
         raise NotFinished(
             f"analysis '{analysis_id}' is {record.status}; its statement of reasons exists once it is complete"
@@ -120,4 +120,6 @@ async def statement_of_reasons(
     found = statement(document, decided.get(analysis_id), services.settings.contest_url)
     if "application/json" in accept and "text/html" not in accept:
         return JSONResponse(found.to_dict())
-    return templates.TemplateResponse(request, "statement.html", {"statement": found})
+    # a site's post has no public page to go back to (load_record)
+    context = {"statement": found, "linked": record.source != "widget"}
+    return templates.TemplateResponse(request, "statement.html", context)

@@ -9,16 +9,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from engine.errors import InputTooLarge, InvalidText
 from engine.paths import PROJECT_ROOT
+from web.bodies import JsonBody
 from web.deps import ServicesDep
 from web.errors import NotFound
-from web.models import AnalysisRecord, Feedback, Site
+from web.models import Feedback, Site
 from web.ratelimit import client_address
 from web.routes.analyses import PROBLEM_RESPONSES
+from web.services import Services
 from web.sites import UnknownSite
 from web.sse import json_message, last_event_id, numbered, respond
 from web.widget import MAX_POSTS, Post, as_site_shows
@@ -27,42 +29,64 @@ router = APIRouter(tags=["widget"])
 SCRIPT = PROJECT_ROOT / "widget" / "unerase-widget.js"
 
 
-class WidgetPost(BaseModel):
+class WidgetPost(JsonBody):
     id: str = Field(max_length=200)
     text: str
     lang: str | None = Field(default=None, description="The post's own language, when the page marks it.")
 
 
-class CheckRequest(BaseModel):
+class CheckRequest(JsonBody):
     lang: str | None = Field(default=None, description="The page's language (html lang), if any.")
     posts: list[WidgetPost] = Field(description=f"1 to {MAX_POSTS} posts.")
 
 
-class FeedbackRequest(BaseModel):
+class FeedbackRequest(JsonBody):
     analysis_id: str = Field(max_length=32)
     post_id: str = Field(default="", max_length=200)
     helpful: bool
     comment: str | None = Field(default=None, max_length=2_000)
+    reader: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A random token the widget keeps for its reader (localStorage): one vote per reader and "
+        "analysis is counted. Opaque to the server, which keeps only a keyed hash of it; without it (or empty) "
+        "the client's address stands for the reader.",
+    )
 
 
 def own_origin(request: Request) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
 
 
-async def allowed_site(site_key: str, request: Request, services: ServicesDep) -> Site:
-    """The site named by the key, if the request comes from one of its origins; counted against its limit."""
+async def known_site(site_key: str, services: Services) -> Site:
     known, site = services.sites.cached(site_key)
     if not known:
         site = await run_in_threadpool(services.sites.get, site_key)
     if site is None:
         raise UnknownSite(f"no site has the key '{site_key}'; register one with `unerase site add`")
+    return site
+
+
+async def allowed_site(site_key: str, request: Request, services: ServicesDep) -> Site:
+    """The site named by the key, if the request does not come from another origin; counted against its limit.
+    Reads of an analysis need no Origin (a browser sends none to its own server's pages)."""
+    site = await known_site(site_key, services)
     services.sites.check_origin(site, request.headers.get("origin"), own_origin(request))
-    if request.method != "OPTIONS":
-        services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
+    services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
+    return site
+
+
+async def site_for_page(site_key: str, request: Request, services: ServicesDep) -> Site:
+    """The site named by the key, if the request comes from one of its pages (an allowed Origin is required:
+    checks and feedback spend the site's quota, its model calls and its storage); counted against its limit."""
+    site = await known_site(site_key, services)
+    services.sites.check_origin(site, request.headers.get("origin"), own_origin(request), required=True)
+    services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
     return site
 
 
 SiteDep = Annotated[Site, Depends(allowed_site)]
+PageSiteDep = Annotated[Site, Depends(site_for_page)]
 
 
 def cors(response: Response, request: Request) -> Response:
@@ -75,10 +99,11 @@ def cors(response: Response, request: Request) -> Response:
 
 @router.options("/api/v1/widget/{site_key}/{rest:path}", include_in_schema=False)
 async def preflight(site_key: str, request: Request, services: ServicesDep) -> Response:
-    """Answered for every origin: the request that follows is refused with a readable reason, which the
-    widget prints, where a refused preflight would leave it only "failed to fetch"."""
-    if await run_in_threadpool(services.sites.get, site_key) is None:
-        raise UnknownSite(f"no site has the key '{site_key}'; register one with `unerase site add`")
+    """Answered for the site's allowed origins (and this server's) only: any other origin, `null` included,
+    gets a 403 with no CORS headers, so its browser never sends the request. The widget on such a page learns
+    the reason from GET …/site, which needs no preflight and whose refusal any page can read."""
+    site = await known_site(site_key, services)
+    services.sites.check_origin(site, request.headers.get("origin"), own_origin(request), required=True)
     response = Response(status_code=204)
     response.headers.update(
         {
@@ -90,8 +115,14 @@ async def preflight(site_key: str, request: Request, services: ServicesDep) -> R
     return cors(response, request)
 
 
+@router.get("/api/v1/widget/{site_key}/site", responses=PROBLEM_RESPONSES)
+async def site_settings(site: SiteDep, request: Request) -> Response:
+    """Whether this page may use the site (403 with the reason if not), and the site's settings for the widget."""
+    return cors(JSONResponse({"site": {"show_checked": site.show_checked}}), request)
+
+
 @router.post("/api/v1/widget/{site_key}/check", responses=PROBLEM_RESPONSES)
-async def check(body: CheckRequest, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+async def check(body: CheckRequest, site: PageSiteDep, request: Request, services: ServicesDep) -> Response:
     """Labels for up to 100 posts in one request (flagged, needs_review, not_flagged, or pending while running)."""
     if not 1 <= len(body.posts) <= MAX_POSTS:
         raise InputTooLarge(f"{len(body.posts)} posts were sent; between 1 and {MAX_POSTS} are accepted per request")
@@ -119,6 +150,8 @@ async def analysis(analysis_id: str, site: SiteDep, request: Request, services: 
 
 @router.get("/api/v1/widget/{site_key}/analyses/{analysis_id}/events", responses=PROBLEM_RESPONSES)
 async def events(analysis_id: str, site: SiteDep, request: Request, services: ServicesDep) -> Response:
+    if not await run_in_threadpool(services.widget.owns, site, analysis_id):
+        raise NotFound(f"no analysis has the id '{analysis_id}'")
     record = services.runs.memory.get(analysis_id, (None, None))[0] or await run_in_threadpool(
         services.store.analysis, analysis_id
     )
@@ -131,19 +164,25 @@ async def events(analysis_id: str, site: SiteDep, request: Request, services: Se
 
 
 @router.post("/api/v1/widget/{site_key}/feedback", status_code=201, responses=PROBLEM_RESPONSES)
-async def feedback(body: FeedbackRequest, site: SiteDep, request: Request, services: ServicesDep) -> Response:
-    """A reader's "Helpful" / "This is wrong", stored for moderators."""
-    stored_record: AnalysisRecord | None = None
-    if body.analysis_id not in services.runs.memory:
-        stored_record = await run_in_threadpool(services.store.analysis, body.analysis_id)
-    if body.analysis_id not in services.runs.memory and stored_record is None:
+async def feedback(body: FeedbackRequest, site: PageSiteDep, request: Request, services: ServicesDep) -> Response:
+    """A reader's "Helpful" / "This is wrong", stored for moderators: one vote per reader and analysis (201 for a
+    first vote, 200 for a repeat, which replaces the reader's earlier vote)."""
+    if not await run_in_threadpool(services.widget.owns, site, body.analysis_id):
         raise NotFound(f"no analysis has the id '{body.analysis_id}'")
     comment = (body.comment or "").strip() or None
+    address = client_address(request, services.settings.trust_forwarded_for)
+    reader = await run_in_threadpool(services.sites.reader, site, body.analysis_id, body.reader, address)
     stored = Feedback(
-        site_key=site.key, analysis_id=body.analysis_id, post_id=body.post_id, helpful=body.helpful, comment=comment
+        site_key=site.key,
+        analysis_id=body.analysis_id,
+        post_id=body.post_id,
+        helpful=body.helpful,
+        comment=comment,
+        reader=reader,
     )
-    stored = await run_in_threadpool(services.sites.add_feedback, stored)
-    return cors(JSONResponse({"id": stored.id}, status_code=201), request)
+    stored, new = await run_in_threadpool(services.sites.add_feedback, stored)
+    # a repeat vote is answered like the first, with 200: it replaced the reader's vote, and counts once
+    return cors(JSONResponse({"id": stored.id}, status_code=201 if new else 200), request)
 
 
 class Script:

@@ -194,12 +194,23 @@ describe("safeUrl", () => {
 });
 
 describe("buttonLabel", () => {
-  test("flagged and needs_review get buttons in the UI language; the rest none", () => {
+  test("the server's button, in the UI language", () => {
     const fr = w.strings("fr");
-    assert.equal(w.buttonLabel("flagged", fr), "Pourquoi signalé\u00a0?");
-    assert.equal(w.buttonLabel("needs_review", fr), "En cours d’examen");
-    assert.equal(w.buttonLabel("needs_review", w.strings("en")), "Under review");
-    for (const label of ["not_flagged", "pending", undefined]) assert.equal(w.buttonLabel(label, fr), null);
+    assert.equal(w.buttonLabel({ label: "flagged", button: "why" }, fr), "Pourquoi signalé\u00a0?");
+    assert.equal(w.buttonLabel({ label: "not_flagged", button: "about" }, fr), "À propos de ce mot");
+    assert.equal(w.buttonLabel({ label: "needs_review", button: "words" }, w.strings("de")), "Über diese Wörter");
+    assert.equal(w.buttonLabel({ label: "needs_review", button: "review" }, w.strings("en")), "Under review");
+  });
+  test("no button where the server says none: an undecided post shows nothing by default", () => {
+    const en = w.strings("en");
+    for (const button of [null, "unknown", "__proto__"]) {
+      assert.equal(w.buttonLabel({ label: "needs_review", button }, en), null, String(button));
+    }
+  });
+  test("an answer without a button gets none", () => {
+    for (const label of ["flagged", "needs_review", "not_flagged", "pending", undefined]) {
+      assert.equal(w.buttonLabel({ label }, w.strings("fr")), null);
+    }
   });
 });
 

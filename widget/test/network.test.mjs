@@ -120,6 +120,21 @@ describe("checkPosts", () => {
     assert.deepEqual(warnings, ["HTTP 403"]);
   });
 
+  test("a refused preflight: the reason is asked for with a plain GET and warned once", async () => {
+    const problem = { status: 403, detail: "the origin https://copy.example is not allowed for site 'KEY'" };
+    const asked = [];
+    const fetchFn = async (url, init) => {
+      asked.push([init.method || "GET", url]);
+      if (init.method === "POST") throw new TypeError("Failed to fetch"); // what a refused preflight leaves
+      return new Response(JSON.stringify(problem), { status: 403 });
+    };
+    const { answer, warnings } = await check(posts(150), fetchFn);
+    assert.equal(answer, null);
+    assert.deepEqual(warnings, [problem.detail]);
+    assert.deepEqual(asked, [["POST", API + "/check"], ["GET", API + "/site"]]);
+    assert.equal(asked.length, 2, "stops after the first refusal");
+  });
+
   test("a network error: one warning naming the server, nothing remembered", async () => {
     const storage = fakeStorage();
     const fetchFn = async () => {
@@ -130,6 +145,21 @@ describe("checkPosts", () => {
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /unerase\.example.*Failed to fetch/);
     assert.equal(storage.items.size, 0);
+  });
+});
+
+describe("readerToken", () => {
+  test("makes one random token per browser and keeps it", () => {
+    const storage = fakeStorage();
+    const token = w.readerToken(storage);
+    assert.match(token, /^[0-9a-f-]{36}$/);
+    assert.equal(w.readerToken(storage), token);
+    assert.deepEqual([...storage.items.keys()], ["unerase:reader"]);
+    assert.notEqual(w.readerToken(fakeStorage()), token);
+  });
+  test("gives none where storage is blocked (the server then stands the address in)", () => {
+    const blocked = { getItem: () => { throw new Error("SecurityError"); }, setItem: () => {} };
+    assert.equal(w.readerToken(blocked), null);
   });
 });
 
@@ -157,7 +187,7 @@ describe("memo", () => {
     assert.equal(w.memo(garbled, "S").get("x"), null);
   });
   test("keys texts by hash and length", () => {
-    assert.equal(w.textKey("foobar"), "tbf9cf968.6");
+    assert.equal(w.textKey("foobar"), "ubf9cf968.6");
     assert.notEqual(w.textKey("a"), w.textKey("b"));
   });
 });

@@ -1,0 +1,165 @@
+"""Benchmark of use versus mention: do quoted, reported and reclaimed uses end not flagged, and attacks flagged?
+
+    python benchmarks/bench_uses.py [--languages en,fr,...] [--json PATH]
+
+Vocabulary-only analyses (no language model) of the team's corpus sentences, against the shipped vocabularies,
+twice in one run: with the use rules (prompts/<lang>/use.yaml, engine/uses.py) and with them off, which is the
+behaviour before the rules existed (every hit an attack). Two sets of sentences:
+
+- `uses.yaml` (tests/corpora/<lang>/uses.yaml): a use per hit, written together with the rules (so not held
+  out); a sentence is a mention when none of its hits is an attack, an attack when one is.
+- held out: the other corpus files, written before the rules, by kind: quoted, reclaimed and counter-speech
+  sentences are mentions, hateful ones attacks (some of those report an attack, e.g. fans shouting a slur:
+  a careful reader may call them mentions, so this set's attack figure is a floor).
+
+Reported per language and overall: the share of mentions whose decision is not_flagged ("cleared"), the share
+of mentions not flagged at all (not_flagged or needs_review), the share of attacks flagged, and the share of the
+attacks flagged before the rules that the rules leave flagged ("kept": what the rules cost). Targets: cleared
+≥ 0.90, attacks kept ≥ 0.95. Attacks with an ambiguous word stay undetermined without a model (needs_review)
+with or without the rules, which is why "attacks flagged" is below 1 in both configurations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from engine.analysis import Analyzer  # noqa: E402
+from engine.detector import Detector  # noqa: E402
+from engine.events import Decision  # noqa: E402
+from engine.paths import shipped_vocabularies  # noqa: E402
+from engine.uses import UseDetector  # noqa: E402
+from engine.vocabulary.loader import load_vocabulary  # noqa: E402
+
+CORPORA = ROOT / "tests" / "corpora"
+LANGUAGES = ("en", "fr", "el", "de", "nl", "it", "pt")
+MENTION_KINDS = {"quoted", "reported", "reclaimed", "historical", "counter-speech"}
+ATTACK_KINDS = {"hateful"}
+
+
+@dataclass(frozen=True)
+class Item:
+    language: str
+    text: str
+    mention: bool  # False: an attack
+    held_out: bool
+
+
+def items(languages: tuple[str, ...]) -> list[Item]:
+    found = []
+    for language in languages:
+        for path in sorted((CORPORA / language).glob("*.yaml")):
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            for sentence in data.get("sentences", []):
+                hits = sentence.get("hits") or []
+                if path.name == "uses.yaml":
+                    uses = {hit["use"] for hit in hits}
+                    found.append(Item(language, sentence["text"], "attack" not in uses, held_out=False))
+                elif hits and sentence["kind"] in MENTION_KINDS | ATTACK_KINDS:
+                    found.append(Item(language, sentence["text"], sentence["kind"] in MENTION_KINDS, held_out=True))
+    return found
+
+
+async def labels(analyzer: Analyzer, batch: list[Item]) -> list[str]:
+    out = []
+    for item in batch:
+        events = await analyzer.collect(item.text, item.language)
+        out.append(next(e for e in events if isinstance(e, Decision)).label)
+    return out
+
+
+def share(numerator: int, denominator: int) -> str:
+    return f"{numerator / denominator:.2f} ({numerator}/{denominator})" if denominator else "-"
+
+
+@dataclass
+class Row:
+    """Counts for one language and configuration; `kept`: attacks flagged here among those flagged before."""
+
+    mentions: int = 0
+    cleared: int = 0  # not_flagged
+    not_flagged: int = 0  # not_flagged or needs_review
+    attacks: int = 0
+    flagged: int = 0
+    flagged_before: int = 0
+    kept: int = 0
+
+    def add(self, mention: bool, label: str, before: str) -> None:
+        if mention:
+            self.mentions += 1
+            self.cleared += label == "not_flagged"
+            self.not_flagged += label != "flagged"
+            return
+        self.attacks += 1
+        self.flagged += label == "flagged"
+        self.flagged_before += before == "flagged"
+        self.kept += before == "flagged" and label == "flagged"
+
+    def cells(self) -> str:
+        return " | ".join(
+            [
+                share(self.cleared, self.mentions),
+                share(self.not_flagged, self.mentions),
+                share(self.flagged, self.attacks),
+                share(self.kept, self.flagged_before),
+            ]
+        )
+
+
+DETECTORS: dict[str, Detector] = {}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--languages", default=",".join(LANGUAGES))
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
+    args = parser.parse_args()
+    languages = tuple(code.strip() for code in args.languages.split(",") if code.strip())
+    corpus = items(languages)
+    no_rules = Path(tempfile.mkdtemp(prefix="unerase-no-use-rules-"))  # a prompts folder without use.yaml
+    started = time.perf_counter()
+    decided: dict[str, list[str]] = {}  # config -> label per item, in corpus order
+    for config, with_rules in (("rules off (before)", False), ("use rules", True)):
+        decided[config] = []
+        for language in languages:
+            detector = DETECTORS.get(language) or DETECTORS.setdefault(
+                language, Detector(load_vocabulary(shipped_vocabularies() / language))
+            )
+            analyzer = Analyzer(detector) if with_rules else Analyzer(detector, uses=UseDetector(no_rules))
+            decided[config] += asyncio.run(labels(analyzer, [i for i in corpus if i.language == language]))
+    ordered = [i for language in languages for i in corpus if i.language == language]
+    report: dict[str, Any] = {}
+    for name in ("uses.yaml", "held out", "all"):
+        print(f"\n## {name}\n")
+        print("| language | config | mentions cleared | mentions not flagged | attacks flagged | attacks kept |")
+        print("|---|---|---|---|---|---|")
+        for config in decided:
+            rows = {language: Row() for language in (*languages, "all")}
+            for n, item in enumerate(ordered):
+                if name != "all" and item.held_out != (name == "held out"):
+                    continue
+                for row in (rows[item.language], rows["all"]):
+                    row.add(item.mention, decided[config][n], decided["rules off (before)"][n])
+            for language, row in rows.items():
+                print(f"| {'**all**' if language == 'all' else language} | {config} | {row.cells()} |")
+                report.setdefault(name, {}).setdefault(config, {})[language] = row.__dict__
+    print(f"\n{len(corpus)} sentences, {time.perf_counter() - started:.1f} s")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

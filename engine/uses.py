@@ -1,0 +1,304 @@
+"""Use versus mention: is a hit used against someone, or quoted, reported, reclaimed or historical?
+
+A slur quoted to denounce it, reported ("they called me a ..."), used by the group it names about itself, or
+standing in a historical title is explained to readers but not held against the author (docs/contracts.md,
+"Use versus mention"; docs/uses.md). Without a language model this module reads the hit's surroundings with
+rules that live in data, one file per language (`prompts/<lang>/use.yaml`, part of the prompt version):
+quotation marks, cue phrases before the hit ("called me a", "the word", "we"), cue phrases after it ("is a
+slur").
+
+Deliberate choices (do not "fix"):
+- The default is `attack`: a hit with no cue is used against someone. A rule can only take a hit *out* of
+  the flagged path when a cue says so, and an attack cue nearer to the hit (or right before a quotation mark:
+  `you "..."`, scare quotes) wins over a farther mention cue.
+- Only the hit's own sentence is read; the nearest cue decides, the longer cue at equal distance. A reclaimed
+  or historical cue comes before quotation marks (`the painting titled "..."`), quotation marks before a
+  reported cue (`he wrote "..."` is quoted).
+- A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
+  weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from engine.errors import UneraseError
+from engine.hits import Hit
+
+Use = Literal["attack", "quoted", "reported", "reclaimed", "historical"]
+USES: tuple[Use, ...] = ("attack", "quoted", "reported", "reclaimed", "historical")
+MENTIONS = frozenset({"quoted", "reported", "reclaimed", "historical"})
+CUE_KINDS = ("attack", "reported", "reclaimed", "historical")
+# how sure a recognised mention makes a "not flagged" decision: rules read a few words, not the meaning
+USE_CONFIDENCE = 0.7
+CONTEXT = 400  # characters read on each side of a hit at most
+SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
+WILDCARD = "*"
+WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
+GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and the hit ("called me a dirty ...")
+_WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
+_APOSTROPHE_MARKS = {"'", "’"}
+
+
+class UseRulesError(UneraseError):
+    status = 500
+    code = "invalid-use-rules"
+
+
+@dataclass(frozen=True, slots=True)
+class UseReading:
+    """How one hit is used, and the evidence: the cue phrase or "quotation marks" (empty for the default)."""
+
+    use: Use = "attack"
+    cue: str = ""
+    by: str = "rules"  # "rules", or the model id that overruled them
+
+
+@dataclass(frozen=True, slots=True)
+class _Cue:
+    words: tuple[str, ...]
+    kind: str
+    gap: bool
+    text: str
+
+
+def fold(text: str) -> str:
+    """Case, accents and apostrophe styles removed: cues match however the text is written."""
+    decomposed = unicodedata.normalize("NFD", text.translate(_APOSTROPHES).casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _words(text: str, cue: bool = False) -> list[str]:
+    words = _WORD.findall(fold(text))
+    return words if cue else [w for w in words if w != WILDCARD]
+
+
+@dataclass(frozen=True)
+class UseRules:
+    """The rules of one language (prompts/<lang>/use.yaml)."""
+
+    language: str
+    quotes: tuple[tuple[str, str], ...]
+    before: tuple[_Cue, ...]
+    after: tuple[_Cue, ...]
+    attack_before_quote: tuple[_Cue, ...]
+    gap: int = 2
+    notes: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_file(cls, path: Path, language: str) -> UseRules:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise UseRulesError(f"{path}: not valid YAML ({exc})") from exc
+        if not isinstance(data, dict):
+            raise UseRulesError(f"{path}: expected a mapping with quotes, before, after, gap and notes")
+        return cls.from_dict(data, language, str(path))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], language: str, where: str = "use rules") -> UseRules:
+        quotes = []
+        for pair in data.get("quotes") or ():
+            if not isinstance(pair, str) or len(pair) != 2:
+                raise UseRulesError(f"{where}: quotes: {pair!r} is not two characters (an opening and a closing mark)")
+            quotes.append((pair[0], pair[1]))
+        gap = data.get("gap", 2)
+        if not isinstance(gap, int) or not 0 <= gap <= 5:
+            raise UseRulesError(f"{where}: gap: {gap!r} is not a number of words from 0 to 5")
+
+        def cues(section: str, kinds: Sequence[str]) -> tuple[_Cue, ...]:
+            found: list[_Cue] = []
+            groups = data.get(section) or {}
+            if not isinstance(groups, dict):
+                raise UseRulesError(f"{where}: {section}: expected a mapping of {', '.join(kinds)} to lists of cues")
+            for kind, phrases in groups.items():
+                if kind not in kinds:
+                    raise UseRulesError(f"{where}: {section}: '{kind}' is not known; accepted: {', '.join(kinds)}")
+                for phrase in phrases or ():
+                    text = str(phrase).strip()
+                    has_gap = text.endswith(GAP)
+                    words = tuple(_words(text.removesuffix(GAP), cue=True))
+                    if not words:
+                        raise UseRulesError(f"{where}: {section}.{kind}: the cue {phrase!r} has no word")
+                    found.append(_Cue(words, kind, has_gap, text.removesuffix(GAP).strip()))
+            return tuple(found)
+
+        notes = data.get("notes") or {}
+        unknown = sorted(set(notes) - MENTIONS)
+        if unknown:
+            accepted = ", ".join(sorted(MENTIONS))
+            raise UseRulesError(f"{where}: notes: {', '.join(unknown)} not known; accepted: {accepted}")
+        attack_quote = _attack_cues(data.get("attack_before_quote") or (), where)
+        return cls(
+            language,
+            tuple(quotes),
+            cues("before", CUE_KINDS),
+            cues("after", CUE_KINDS),
+            attack_quote,
+            gap,
+            {str(k): str(v) for k, v in notes.items()},
+        )
+
+    # -- reading ------------------------------------------------------------------------------
+    def _quoted(self, text: str, start: int, end: int) -> int | None:
+        """The offset of the opening mark of a quotation around [start, end), if the hit is inside one."""
+        left = _sentence_start(text, start, quotes=True)
+        for opening, closing in self.quotes:
+            at = text.rfind(opening, left, start)
+            while at >= 0 and opening in _APOSTROPHE_MARKS and at > 0 and text[at - 1].isalnum():
+                at = text.rfind(opening, left, at)  # an apostrophe inside a word (don't, l'homme), not a mark
+            if at < 0:
+                continue
+            if opening == closing:
+                if not _inside_pair(text, opening, left, at):
+                    continue  # the mark before the hit closes an earlier quotation
+            elif _closing(text, closing, at + 1, start) is not None:
+                continue  # the quotation closed before the hit
+            close = _closing(text, closing, end, len(text))
+            if close is None:
+                continue
+            if opening in _APOSTROPHE_MARKS and close - at > SHORT_QUOTE:
+                continue  # single marks double as apostrophes: only a short stretch counts as a quotation
+            return at
+        return None
+
+    def read(self, text: str, hit: Hit) -> UseReading:
+        """The use of one hit in `text`, by the nearest cue in its sentence, then quotation marks."""
+        left = _sentence_start(text, hit.start)
+        right = _sentence_end(text, hit.end)
+        before = _words(text[left : hit.start])
+        after = _words(text[hit.end : right])
+        best: tuple[int, int, int, _Cue] | None = None  # (distance, -length, attack first, cue)
+        for cue in self.before:
+            distance = _distance_before(before, cue, self.gap)
+            if distance is not None:
+                rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
+                best = rank if best is None or rank[:3] < best[:3] else best
+        for cue in self.after:
+            if tuple(after[: len(cue.words)]) == cue.words:
+                rank = (0, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
+                best = rank if best is None or rank[:3] < best[:3] else best
+        nearest = best[3] if best is not None else None
+        if nearest is not None and nearest.kind in ("reclaimed", "historical"):
+            return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
+        opening = self._quoted(text, hit.start, hit.end)
+        if opening is not None:
+            outside = _words(text[_sentence_start(text, opening) : opening])
+            for scare in self.attack_before_quote:
+                if _distance_before(outside, scare, 0) == 0:
+                    return UseReading("attack", scare.text)  # scare quotes aimed at someone: `you "..."`
+            return UseReading("quoted", "quotation marks")
+        if nearest is not None and nearest.kind == "reported":
+            return UseReading("reported", nearest.text)
+        return UseReading("attack", nearest.text if nearest is not None else "")
+
+    def note(self, use: str, surface: str) -> str:
+        """The sentence that tells readers which use was recognised ("" for an attack)."""
+        template = self.notes.get(use, "")
+        return template.format(surface=surface) if template else ""
+
+
+def _attack_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:
+    cues = []
+    for phrase in phrases:
+        words = tuple(_words(str(phrase)))
+        if not words:
+            raise UseRulesError(f"{where}: attack_before_quote: the cue {phrase!r} has no word")
+        cues.append(_Cue(words, "attack", False, str(phrase).strip()))
+    return tuple(cues)
+
+
+def _distance_before(words: list[str], cue: _Cue, gap: int) -> int | None:
+    """How many words lie between the cue and the hit, when the cue ends within reach of it. A `*` inside a cue
+    stands for up to WILDCARD_WORDS words ("called * a": "called my little sister a")."""
+    reach = gap if cue.gap else 0
+    if WILDCARD not in cue.words:
+        size = len(cue.words)
+        for distance in range(0, reach + 1):
+            end = len(words) - distance
+            if end - size < 0:
+                return None
+            if tuple(words[end - size : end]) == cue.words:
+                return distance
+        return None
+    parts = [rf"(?:\S+ ){{0,{WILDCARD_WORDS}}}" if w == WILDCARD else re.escape(w) + " " for w in cue.words]
+    tail = words[-(len(cue.words) * (WILDCARD_WORDS + 1) + reach) :]
+    found = re.search(r"(?:^| )" + "".join(parts) + rf"((?:\S+ ){{0,{reach}}})$", " ".join(tail) + " ")
+    return None if found is None else len(found.group(1).split())
+
+
+def _sentence_start(text: str, at: int, quotes: bool = False) -> int:
+    """Where the sentence holding offset `at` starts, at most CONTEXT characters back (a long text costs the same
+    per hit as a short one); for quotes, the paragraph's start, since a quotation may span sentence ends."""
+    floor = max(0, at - CONTEXT)
+    if quotes:
+        newline = text.rfind("\n", floor, at)
+        return newline + 1 if newline >= 0 else floor
+    start = floor
+    for end in _SENTENCE_END.finditer(text, floor, at):
+        start = end.end()
+    return start
+
+
+def _sentence_end(text: str, at: int) -> int:
+    ceiling = min(len(text), at + CONTEXT)
+    found = _SENTENCE_END.search(text, at, ceiling)
+    return found.start() if found else ceiling
+
+
+def _closing(text: str, closing: str, start: int, stop: int) -> int | None:
+    """The first closing mark in text[start:stop] within the paragraph and CONTEXT characters (an apostrophe
+    inside a word does not close)."""
+    stop = min(stop, start + CONTEXT)
+    newline = text.find("\n", start, stop)
+    stop = stop if newline < 0 else newline
+    at = text.find(closing, start, stop)
+    while at >= 0:
+        if closing in _APOSTROPHE_MARKS and at + 1 < len(text) and text[at + 1].isalnum():
+            at = text.find(closing, at + 1, stop)
+            continue
+        return at
+    return None
+
+
+def _inside_pair(text: str, mark: str, left: int, at: int) -> bool:
+    """For a mark that both opens and closes ("): the marks before `at` in the paragraph pair up."""
+    count = 0
+    position = text.find(mark, left, at)
+    while position >= 0:
+        if not (mark in _APOSTROPHE_MARKS and position > 0 and text[position - 1].isalnum()):
+            count += 1
+        position = text.find(mark, position + 1, at)
+    return count % 2 == 0
+
+
+class UseDetector:
+    """Reads the use of every hit, with the rules of the hit's language (English when a language has none)."""
+
+    def __init__(self, root: Path, fallback: str = "en") -> None:
+        self.root = root
+        self.fallback = fallback
+        self._rules: dict[str, UseRules | None] = {}
+
+    def rules(self, language: str) -> UseRules | None:
+        if language not in self._rules:
+            path = self.root / language / "use.yaml"
+            if not path.is_file():
+                path = self.root / self.fallback / "use.yaml"
+            self._rules[language] = UseRules.from_file(path, language) if path.is_file() else None
+        return self._rules[language]
+
+    def read(self, text: str, hits: Sequence[Hit], language: str) -> dict[str, UseReading]:
+        rules = self.rules(language)
+        if rules is None:
+            return {hit.id: UseReading() for hit in hits}
+        return {hit.id: rules.read(text, hit) for hit in hits}

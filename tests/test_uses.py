@@ -1,0 +1,293 @@
+"""Use versus mention (engine/uses.py, prompts/<lang>/use.yaml) and what the decision makes of it.
+
+The corpus files tests/corpora/<lang>/uses.yaml, written by the team, say for every hit how a careful reader
+reads its use; the detector must agree on each one. Analyses run in vocabulary-only mode against the shipped
+vocabularies, or with the scripted backend (not a model) where a model's verdict overrules the rules.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.analysis import Analyzer, BackendRouter
+from engine.cache import MemoryCache
+from engine.decision import decide
+from engine.detector import Detector
+from engine.events import Decision, Event, Explanation, HitFound, Targeting, Verdict
+from engine.llm.backend import Message
+from engine.paths import PROJECT_ROOT, shipped_vocabularies
+from engine.prompts import Prompts
+from engine.uses import USES, UseDetector, UseRules, UseRulesError
+from engine.vocabulary.loader import load_vocabulary
+
+from .support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of
+
+CORPORA = Path(__file__).resolve().parent / "corpora"
+LANGUAGES = ("en", "fr", "el", "de", "nl", "it", "pt")
+_DETECTORS: dict[str, Detector] = {}
+
+
+def detector_for(language: str) -> Detector:
+    if language not in _DETECTORS:
+        _DETECTORS[language] = Detector(load_vocabulary(shipped_vocabularies() / language))
+    return _DETECTORS[language]
+
+
+def corpus(language: str) -> list[dict]:  # type: ignore[type-arg]
+    data = yaml.safe_load((CORPORA / language / "uses.yaml").read_text(encoding="utf-8"))
+    assert data["language"] == language
+    return list(data["sentences"])
+
+
+CASES = [
+    pytest.param(language, n, sentence, id=f"{language}#{n}")
+    for language in LANGUAGES
+    for n, sentence in enumerate(corpus(language), start=1)
+]
+USE_DETECTOR = UseDetector(PROJECT_ROOT / "prompts")
+
+
+@pytest.mark.parametrize(("language", "number", "sentence"), CASES)
+def test_use_detector_reads_every_corpus_hit_as_a_careful_reader(language: str, number: int, sentence: dict) -> None:  # type: ignore[type-arg]
+    text = sentence["text"]
+    hits = detector_for(language).detect(text, language).hits
+    readings = USE_DETECTOR.read(text, hits, language)
+    for expected in sentence["hits"]:
+        assert expected["use"] in USES
+        found = [h for h in hits if h.surface == expected["surface"] and h.issue.id == expected["issue"]]
+        assert found, f"{language}#{number}: {expected['surface']!r} is not a hit of {text!r}"
+        reading = readings[found[0].id]
+        assert reading.use == expected["use"], (
+            f"{language}#{number}: {expected['surface']!r} read as {reading.use} ({reading.cue!r}), "
+            f"expected {expected['use']}: {text}"
+        )
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_language_has_enough_mentions_reclaimed_uses_and_attacks(language: str) -> None:
+    uses = [hit["use"] for sentence in corpus(language) for hit in sentence["hits"]]
+    assert sum(u in ("quoted", "reported") for u in uses) >= 20
+    assert uses.count("reclaimed") >= 10
+    assert uses.count("attack") >= 10
+
+
+# -- the rules files -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_language_has_its_own_rules(language: str) -> None:
+    rules = USE_DETECTOR.rules(language)
+    assert rules is not None and rules.quotes and rules.before and rules.after
+    assert set(rules.notes) == {"quoted", "reported", "reclaimed", "historical"}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"quotes": ["«"]}, "is not two characters"),
+        ({"gap": 9}, "is not a number of words from 0 to 5"),
+        ({"before": {"insult": ["x"]}}, "'insult' is not known; accepted: attack, reported, reclaimed, historical"),
+        ({"before": {"reported": ["+"]}}, "has no word"),
+        ({"notes": {"attack": "x"}}, "notes: attack not known"),
+        ({"before": ["called me a"]}, "expected a mapping"),
+    ],
+)
+def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(UseRulesError, match=message):
+        UseRules.from_dict(data, "en", "use.yaml")
+
+
+def test_the_rules_are_part_of_the_prompt_version(tmp_path: Path) -> None:
+    root = tmp_path / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts", root)
+    before = Prompts(root).version
+    rules = root / "en" / "use.yaml"
+    rules.write_text(rules.read_text(encoding="utf-8") + "\n# one more line\n", encoding="utf-8")
+    assert Prompts(root).version != before
+
+
+# -- reading single hits ---------------------------------------------------------------------------------
+def read(text: str, surface: str, language: str = "en") -> tuple[str, str]:
+    hits = [h for h in detector_for(language).detect(text, language).hits if h.surface == surface]
+    assert hits, f"{surface!r} is not a hit of {text!r}"
+    reading = USE_DETECTOR.read(text, hits, language)[hits[0].id]
+    return reading.use, reading.cue
+
+
+def test_quotation_marks_of_every_style_and_scare_quotes() -> None:
+    for text in ('He wrote "kike" on the door.', "He wrote “kike” on the door.", "He wrote «kike» on the door."):
+        assert read(text, "kike")[0] == "quoted"
+    assert read("Someone painted 'kike' on the door.", "kike") == ("quoted", "quotation marks")
+    # an apostrophe inside a word opens no quotation; a quotation closed before the hit does not hold it
+    assert read("Don't be such a kike, it's late.", "kike")[0] == "attack"
+    assert read('He said "hello" and then kike.', "kike")[0] == "attack"
+    # scare quotes aimed at someone are an attack
+    assert read('You "kike", get out.', "kike") == ("attack", "you")
+
+
+def test_the_nearest_cue_decides_and_a_sentence_end_stops_it() -> None:
+    assert read("They called me a dirty kike.", "kike") == ("reported", "called me a")
+    assert read("They called me a liar. You kike.", "kike")[0] == "attack"
+    assert read("I'm not a faggot, you are.", "faggot")[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        ("en", "that strike left us crippled for a week or more", "crippled"),  # an object "us" reclaims nothing
+        ("fr", "Regarde-moi ce bougnoule qui traîne devant la gare.", "bougnoule"),  # "moi" here is no first person
+        ("it", "Quei deputati sono ascari del governo.", "ascari"),  # "sono" is also "they are"
+        # a verb of speaking reports only the words right after it, not whatever follows it in the sentence
+        ("en", "I yelled at those wetbacks to get off my land.", "wetbacks"),
+        ("fr", "Je veux dire que les bougnoules n'ont rien à faire ici.", "bougnoules"),
+    ],
+)
+def test_words_that_only_look_like_first_person_cues_leave_an_attack(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language)[0] == "attack"
+
+
+def test_an_undecided_hit_keeps_its_rules_reading_when_no_rules_exist(tmp_path: Path) -> None:
+    (tmp_path / "en").mkdir()
+    hits = detector_for("en").detect("We queers are here.", "en").hits
+    assert {r.use for r in UseDetector(tmp_path).read("We queers are here.", hits, "en").values()} == {"attack"}
+
+
+# -- analyses -------------------------------------------------------------------------------------------
+def of(events: Sequence[Event], kind: type) -> list:  # type: ignore[type-arg]
+    return [e for e in events if isinstance(e, kind)]
+
+
+@pytest.fixture(scope="module")
+def vocabulary_only() -> Analyzer:
+    return Analyzer(detector_for("en"))
+
+
+async def test_a_quoted_slur_is_explained_not_flagged(vocabulary_only: Analyzer) -> None:
+    text = 'My grandfather was called a "wetback" at work for thirty years. Please stop posting that word.'
+    events = await vocabulary_only.collect(text, "en")
+    (hit,) = of(events, HitFound)
+    assert hit.to_dict()["use"] == "quoted" and hit.to_dict()["use_cue"] == "quotation marks"
+    (verdict,) = of(events, Verdict)
+    assert verdict.status == "contentious" and verdict.to_dict()["use"] == "quoted"
+    (decision,) = of(events, Decision)
+    assert decision.label == "not_flagged" and decision.severity == "none" and decision.categories == ()
+    assert decision.to_dict()["uses"] == ["quoted"]
+    assert any("“wetback” is quoted" in r and "not held against the author" in r for r in decision.reasons)
+    (explanation,) = of(events, Explanation)
+    assert explanation.text.startswith("“wetback” is quoted here, not used against anyone")
+    assert "Mexican" in explanation.text  # still explained: what the word means and what to say instead
+
+
+async def test_an_attack_stays_flagged(vocabulary_only: Analyzer) -> None:
+    events = await vocabulary_only.collect("Get out of my shop, you wetback.", "en")
+    (decision,) = of(events, Decision)
+    assert decision.label == "flagged" and "uses" not in decision.to_dict()
+    assert of(events, Verdict)[0].to_dict()["use"] == "attack"
+
+
+async def test_a_reclaimed_ambiguous_word_stays_undetermined_but_is_not_sent_to_review(
+    vocabulary_only: Analyzer,
+) -> None:
+    events = await vocabulary_only.collect("We queers have been organising here since the eighties.", "en")
+    (verdict,) = of(events, Verdict)
+    assert verdict.status == "undetermined" and verdict.use == "reclaimed"  # honest: nothing decided its sense
+    (decision,) = of(events, Decision)
+    assert decision.label == "not_flagged" and decision.confidence >= 0.5
+    # named in the reasons, honestly undecided; no "About this word" is offered for a sense nothing decided
+    assert (
+        "“queers” could not be decided, and is used by the author about their own group (reclaimed) (we)"
+        in (decision.reasons[0])
+    )
+    assert decision.uses == ()
+
+
+async def test_an_undecided_attack_still_goes_to_review_with_its_group(vocabulary_only: Analyzer) -> None:
+    events = await vocabulary_only.collect("faggots everywhere", "en")
+    (verdict,) = of(events, Verdict)
+    assert verdict.status == "undetermined" and verdict.decided_by == "vocabulary"  # never "neutral"
+    (decision,) = of(events, Decision)
+    assert decision.label == "needs_review" and decision.categories == ("sexual-orientation",)
+
+
+async def test_the_target_groups_are_those_of_every_contentious_or_undecided_hit(vocabulary_only: Analyzer) -> None:
+    events = await vocabulary_only.collect("Those kikes, wetbacks and faggots should leave.", "en")
+    (decision,) = of(events, Decision)
+    assert decision.label == "flagged"
+    assert set(decision.categories) == {"religion", "ethnicity", "migration-colonial-past", "sexual-orientation"}
+
+
+@pytest.mark.parametrize("disguised", ["f4gg0ts", "f@ggots", "f a g g o t s"])
+async def test_disguised_spellings_take_the_slur_s_path(vocabulary_only: Analyzer, disguised: str) -> None:
+    events = await vocabulary_only.collect(f"{disguised} everywhere", "en")
+    (hit,) = of(events, HitFound)
+    assert hit.hit.obfuscated and hit.hit.ambiguous
+    (verdict,) = of(events, Verdict)
+    assert (verdict.status, verdict.decided_by) == ("contentious", "disguise")
+    (decision,) = of(events, Decision)
+    assert decision.label == "flagged" and decision.confidence > 0
+    # a disguised slur that is reported is still a mention
+    events = await vocabulary_only.collect(f"He called me a {disguised} in front of everyone.", "en")
+    assert of(events, Decision)[0].label == "not_flagged"
+
+
+async def test_repeated_letters_alone_are_no_disguise(vocabulary_only: Analyzer) -> None:
+    events = await vocabulary_only.collect("faaaggots everywhere", "en")
+    (verdict,) = of(events, Verdict)
+    assert verdict.status == "undetermined"
+
+
+def _model_says(verdict: str) -> ScriptedLLMBackend:
+    def answer(messages: Sequence[Message]) -> str:
+        if stage_of(messages) == "disambiguation":
+            return (
+                f"<reasoning>read it</reasoning><verdict>{verdict}</verdict>"
+                "<explanation>The word is used here against the people it names.</explanation>"
+            )
+        return default_answer(messages)
+
+    return ScriptedLLMBackend(answer)
+
+
+async def test_a_model_that_judges_the_use_contentious_overrules_the_rules() -> None:
+    analyzer = Analyzer(detector_for("en"), BackendRouter(_model_says("contentious")), cache=MemoryCache())
+    events = await analyzer.collect('He wrote "faggot" and meant every letter of it.', "en", mode="thorough")
+    assert of(events, HitFound)[0].use == "quoted"  # what the rules read, sent before any model answer
+    (verdict,) = of(events, Verdict)
+    assert verdict.use == "attack" and verdict.use_cue == "judged by scripted:test"
+    assert of(events, Decision)[0].label == "flagged"
+
+
+async def test_a_neutral_model_verdict_keeps_the_rules_reading() -> None:
+    analyzer = Analyzer(detector_for("en"), BackendRouter(_model_says("neutral")), cache=MemoryCache())
+    events = await analyzer.collect('He wrote "faggot" on the wall.', "en", mode="thorough")
+    (verdict,) = of(events, Verdict)
+    assert (verdict.status, verdict.use) == ("neutral", "quoted")
+    assert of(events, Decision)[0].label == "not_flagged"
+
+
+def test_a_flagging_term_free_check_still_flags_a_text_with_a_mention() -> None:
+    hits = detector_for("en").detect('They called me a "wetback".', "en").hits
+    verdicts = {hits[0].id: Verdict(hits[0].id, "contentious", 0.9, "", "vocabulary", use="reported")}
+    targeting = Targeting("hateful", ("ethnicity",), "attacks migrants", confidence=0.8)
+    decision = decide(hits, verdicts, targeting, threshold=0.5)
+    assert decision.label == "flagged" and decision.categories == ("ethnicity",)
+    assert any("is reported" in r for r in decision.reasons)
+
+
+def test_old_verdict_payloads_read_as_attacks() -> None:
+    # a stored stream from before uses existed has no "use": Verdict's default keeps the old meaning
+    assert Verdict("h1", "contentious", 0.9, "", "vocabulary").to_dict()["use"] == "attack"
+
+
+async def test_with_a_model_a_quoted_unambiguous_slur_is_explained_with_its_use() -> None:
+    # fast mode: the unambiguous hit is decided by the vocabulary, its use by the rules; the model checks the text
+    analyzer = Analyzer(detector_for("en"), BackendRouter(_model_says("contentious")), cache=MemoryCache())
+    events = await analyzer.collect('They called me a "wetback" at school for years.', "en")
+    (verdict,) = of(events, Verdict)
+    assert (verdict.status, verdict.decided_by, verdict.use) == ("contentious", "vocabulary", "quoted")
+    assert of(events, Decision)[0].label == "not_flagged"
+    (explanation,) = of(events, Explanation)
+    assert explanation.text.startswith("“wetback” is quoted here, not used against anyone")
