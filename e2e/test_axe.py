@@ -53,7 +53,16 @@ def app(start_server: StartServer, tmp_path_factory: pytest.TempPathFactory) -> 
         Accounts(engine).create(ADMIN, PASSWORD, "admin")
     finally:
         engine.dispose()
-    return start_server({"UNERASE_ADMIN_TOKEN": TOKEN, "UNERASE_DATABASE_URL": url})
+    # the demo page's analyses go to the review queue here, each one as a spot check, so that the queue and an item
+    # page have something to show whatever the vocabulary decides
+    return start_server(
+        {
+            "UNERASE_ADMIN_TOKEN": TOKEN,
+            "UNERASE_DATABASE_URL": url,
+            "UNERASE_REVIEW_DEMO_ANALYSES": "true",
+            "UNERASE_SPOT_CHECK_PERCENT": "100",
+        }
+    )
 
 
 class Audit:
@@ -164,7 +173,7 @@ def test_no_page_type_has_a_serious_or_critical_violation(audit: Audit, app: str
         "() => Array.from(document.querySelectorAll('main a'), (a) => a.getAttribute('href'))"
         ".find((href) => /^\\/review\\/[0-9a-f]{32}/.test(href || ''))"
     )
-    assert item, "the review queue lists no item: the demo forum's posts that need review should be there"
+    assert item, "the review queue lists no item: the demo page's spot-checked analyses should be there"
     page.goto(app + item)
     audit.check("review-item")
     page.goto(app + "/review/decided")

@@ -23,7 +23,7 @@ from playwright.sync_api import Page, expect
 
 from e2e.conftest import StartServer, StaticOrigin, save_screenshot
 from e2e.test_demo import EN_TERM, EN_TEXT, analyse, wait_until_done
-from e2e.test_widget import TOKEN, one_post_page, register_site
+from e2e.test_widget import TOKEN, embed, one_post_page, register_site
 from engine.llm.backend import Message
 from tests.support.scripted_backend import default_answer
 
@@ -148,8 +148,16 @@ def test_readers_get_a_plain_sentence_where_the_api_keeps_the_parser_detail(page
     assert PARSER_DETAIL in document["targeting"]["reason"], document["targeting"]
 
 
-def test_the_widget_panel_shows_no_parser_detail(page: Page, unreadable_app: str) -> None:
-    page.goto(unreadable_app + "/demo/forum")
+def forum_showing_review(app: str, forum_origin: StaticOrigin) -> str:
+    """The demo thread on a site of its own that shows "Under review" on undecided posts (the default shows nothing)."""
+    with _direct.open(f"{app}/demo/forum", timeout=30) as response:
+        thread = response.read().decode("utf-8")
+    key = register_site(app, [forum_origin.origin], show_undecided="review")
+    return forum_origin.publish(f"/review-{key}.html", embed(thread, app, key))
+
+
+def test_the_widget_panel_shows_no_parser_detail(page: Page, unreadable_app: str, forum_origin: StaticOrigin) -> None:
+    page.goto(forum_showing_review(unreadable_app, forum_origin))
     widget = page.locator(f'[data-unerase-id="{REVIEW_POST}"] + [data-unerase-widget]')
     # undecided by the model: the post goes to a moderator, and its button says so
     widget.get_by_role("button", name="Under review").click(timeout=WIDGET_TIMEOUT_MS)
@@ -160,7 +168,9 @@ def test_the_widget_panel_shows_no_parser_detail(page: Page, unreadable_app: str
     save_screenshot(page, "after-widget-unreadable-model")
 
 
-def test_a_failing_model_server_is_one_plain_sentence_per_stage(page: Page, failing_app: str) -> None:
+def test_a_failing_model_server_is_one_plain_sentence_per_stage(
+    page: Page, failing_app: str, forum_origin: StaticOrigin
+) -> None:
     analysis_id = analyse(page, failing_app, EN_TEXT)
     wait_until_done(page)
     errors = page.locator("#errors li")
@@ -173,7 +183,7 @@ def test_a_failing_model_server_is_one_plain_sentence_per_stage(page: Page, fail
         document = json.load(response)
     assert document["errors"] and all("InternalServerError" in e["message"] for e in document["errors"]), document
 
-    page.goto(failing_app + "/demo/forum")
+    page.goto(forum_showing_review(failing_app, forum_origin))
     widget = page.locator(f'[data-unerase-id="{REVIEW_POST}"] + [data-unerase-widget]')
     widget.get_by_role("button", name="Under review").click(timeout=WIDGET_TIMEOUT_MS)
     panel = widget.locator('[role="dialog"]')

@@ -329,7 +329,7 @@ def test_counter_speech_gets_about_this_word_and_the_site_chooses_what_undecided
     panel = open_by_mouse(page, MENTION_POST, "About this word")
     expect(panel.locator("h2")).to_have_text("About this word")
     expect(panel.locator("blockquote mark")).to_have_text([hit["surface"] for hit in document["hits"]])
-    explanation = panel.locator('p[aria-live="polite"]')
+    explanation = panel.locator(EXPLANATION)
     expect(explanation).to_have_text(document["explanation"]["text"])
     # the reader learns it is quoted, then what the word means and what to say instead
     expect(explanation).to_contain_text("« clandos » est cité ici, pas employé contre quelqu'un")

@@ -109,6 +109,8 @@ def test_hits_of_one_term_are_one_group_with_a_count() -> None:
     assert [(g["id"], g["count"]) for g in groups] == [("h1", 3), ("h2", 1)]
     assert group_status(groups[0]) == ("mixed", "1 offensive here, 1 neutral use here, 1 being checked")
     assert group_status(groups[1]) == ("pending", "checking the context…")
+    quoted = [{**hit("h5", "c", "contentious"), "verdict": {"status": "contentious", "use": "quoted"}}] * 2
+    assert group_status(term_groups(quoted)[0]) == ("contentious", "offensive here · quoted, not an attack")
 
 
 def test_a_repeated_text_lists_and_explains_each_term_once(web: TestClient) -> None:

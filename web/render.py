@@ -96,15 +96,19 @@ def term_groups(hits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def group_status(group: dict[str, Any]) -> tuple[str, str]:
     """One badge for a group: (css status, words), e.g. ("contentious", "offensive here") or mixed counts."""
-    statuses = [(h.get("verdict") or {}).get("status", "pending") for h in group["hits"]]
+    verdicts = [h.get("verdict") or {} for h in group["hits"]]
+    # a use that is no attack (quoted, reported, reclaimed, historical) is said as the single badges say it
+    uses = {v.get("use") or "attack" for v in verdicts}
+    use = "" if len(uses) != 1 or "attack" in uses else f" · {uses.pop()}, not an attack"
+    statuses = [v.get("status", "pending") for v in verdicts]
     counts = dict.fromkeys(statuses, 0)
     for status in statuses:
         counts[status] += 1
     if len(counts) == 1:
         status = statuses[0]
-        return status, VERDICT_WORDS.get(status, "checking the context…")
+        return status, VERDICT_WORDS.get(status, "checking the context…") + use
     words = ", ".join(f"{n} {VERDICT_WORDS.get(status, 'being checked')}" for status, n in counts.items())
-    return "mixed", words
+    return "mixed", words + use
 
 
 # Engine reasons (engine/decision.py) carry details for moderators: a parser's complaint, a threshold. Readers get
