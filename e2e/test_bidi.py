@@ -9,6 +9,7 @@ in its own bidi isolate (`<bdi>`, or a block of its own), and the words after it
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -102,8 +103,10 @@ def test_the_demo_page_keeps_overrides_in_the_curators_strings(page: Page, app: 
     popover = result.locator(".popover").first
     expect(popover).to_be_visible()
     expect(popover).to_contain_text("second choice")
-    assert_isolated(popover, popover.locator("p", has_text="Instead:"))
-    assert_isolated(result, popover.locator("p", has_text="Instead:"))
+    # the alternatives' line reads "Instead:", or "Also possible:" after a suggestion note (issue 16)
+    alternatives = popover.locator("p", has_text=re.compile(r"^(Instead|Also possible):"))
+    assert_isolated(popover, alternatives)
+    assert_isolated(result, alternatives)
     save_screenshot(page, "bidi-demo-popover")
 
 

@@ -40,6 +40,8 @@ MODEL_TIMEOUT_S = 90
 STREAM_TIMEOUT_MS = 180_000
 
 FLAGGED_POST = "potholes-grumble"
+# The explanation: the paragraph right after its heading (the post's heading is followed by the quoted post).
+EXPLANATION = "h3 + p"
 OTHER_FLAGGED_POST = "old-residents"
 PAYLOAD_POST = "strange-booking-comment"
 PAYLOADS = ("<img src=x onerror=alert(1)>", "<script>alert('gotcha')</script>")
@@ -269,7 +271,9 @@ def test_a_panel_explains_the_post_and_works_from_the_keyboard(page: Page, forum
     panel = open_by_mouse(page, FLAGGED_POST)
     expect(panel.locator("blockquote")).to_have_text(document["text"])
     expect(panel.locator("blockquote mark")).to_have_text([hit["surface"] for hit in document["hits"]])
-    expect(panel.locator('p[aria-live="polite"]')).to_have_text(document["explanation"]["text"])
+    expect(panel.locator(EXPLANATION)).to_have_text(document["explanation"]["text"])
+    # the panel's live region was made with the panel, before anything was written into it
+    expect(panel.locator('p[aria-live="polite"]')).to_have_count(1)
     decision = document["decision"]
     expect(panel).to_contain_text(
         f"Decision: flagged · severity: {decision['severity']} · Targets: {category_words(decision['categories'])}"
@@ -325,7 +329,7 @@ def test_counter_speech_gets_about_this_word_and_the_site_chooses_what_undecided
     panel = open_by_mouse(page, MENTION_POST, "About this word")
     expect(panel.locator("h2")).to_have_text("About this word")
     expect(panel.locator("blockquote mark")).to_have_text([hit["surface"] for hit in document["hits"]])
-    explanation = panel.locator('p[aria-live="polite"]')
+    explanation = panel.locator(EXPLANATION)
     expect(explanation).to_have_text(document["explanation"]["text"])
     # the reader learns it is quoted, then what the word means and what to say instead
     expect(explanation).to_contain_text("« clandos » est cité ici, pas employé contre quelqu'un")
@@ -570,7 +574,7 @@ def test_a_running_analysis_streams_into_its_panel(
         button.click()
     assert events.value.url.endswith(f"/analyses/{answer['analysis_id']}/events")
     panel = panel_of(page, post.id)
-    explanation = panel.locator('p[aria-live="polite"]')
+    explanation = panel.locator(EXPLANATION)
     # The live view: the matched words are already marked while the explanation is still being written.
     expect(explanation).to_have_text("Loading…", timeout=PANEL_TIMEOUT_MS)
     expect(panel.locator("blockquote mark").first).to_be_visible()

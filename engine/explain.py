@@ -31,6 +31,16 @@ def _join(items: Sequence[str], and_word: str) -> str:
     return ", ".join(items[:-1]) + and_word + items[-1]
 
 
+def fresh_alternatives(note: str, terms: Sequence[str]) -> list[str]:
+    """The suggested terms that a suggestion note does not already name.
+
+    Notes often read "Say X, or Y." while the entry also lists X as an alternative; repeating it as
+    "Instead, consider: X" tells the reader the same thing twice.
+    """
+    folded = note.casefold()
+    return [term for term in dict.fromkeys(terms) if term.casefold() not in folded]
+
+
 def vocabulary_explanation(hits: Sequence[Hit], templates: dict[str, Any]) -> str:
     """One short paragraph per issue found: the term, whom it targets, why, what instead."""
     if not hits:
@@ -49,8 +59,9 @@ def vocabulary_explanation(hits: Sequence[Hit], templates: dict[str, Any]) -> st
         sentence = template.format(surface=hit.surface, groups=groups, description=_short(issue.description))
         if issue.suggestion_note:
             sentence += " " + templates["suggestion"].format(suggestion=issue.suggestion_note)
-        if issue.suggested_terms:
-            sentence += " " + templates["alternatives"].format(alternatives=", ".join(issue.suggested_terms))
+        alternatives = fresh_alternatives(issue.suggestion_note or "", issue.suggested_terms)
+        if alternatives:
+            sentence += " " + templates["alternatives"].format(alternatives=", ".join(alternatives))
         parts.append(sentence)
     return " ".join(parts)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,7 +65,19 @@ def test_htmx_post_returns_the_streaming_shell_and_permalink(web: TestClient) ->
     assert f'sse-connect="{permalink}/stream"' in response.text and 'sse-close="done"' in response.text
     for target in ("analysis", "hit", "verdict", "targeting", "explanation", "decision", "error", "done"):
         assert f'sse-swap="{target}"' in response.text
-    assert 'aria-live="polite"' in response.text
+    # the live region lives in the page around the result, never in the swap that fills it (issue 16)
+    assert "aria-live" not in response.text and 'id="announce"' not in response.text
+    assert '<div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>' in web.get("/").text
+    # every stage is listed from the start, each saying it is pending (the first one runs at once)
+    stages = re.findall(r'<li id="stage-(\w+)" class="stage (\w+)"', response.text)
+    assert stages == [
+        ("terms", "running"),
+        ("context", "pending"),
+        ("targeting", "pending"),
+        ("explanation", "pending"),
+        ("decision", "pending"),
+    ]
+    assert 'id="result-title" tabindex="-1"' in response.text  # demo.js moves the focus there
 
 
 def test_html_stream_sends_all_hits_at_once_then_updates_badges(web: TestClient) -> None:
@@ -77,11 +90,22 @@ def test_html_stream_sends_all_hits_at_once_then_updates_badges(web: TestClient)
     hits_html = events[1][1]
     assert hits_html.count('class="hit') == 2 and hits_html.count('popover role="dialog"') == 2
     assert 'id="badge-h2"' in hits_html and "checking the context…" in hits_html
+    assert '<li id="stage-terms" class="stage done" hx-swap-oob="outerHTML">' in hits_html
+    assert "(2 terms found)" in hits_html and '<div id="announce" hx-swap-oob="innerHTML">2 terms found.' in hits_html
+    assert '<li id="stage-context" class="stage running" hx-swap-oob="outerHTML">' in hits_html
+    assert "(0 of 2 checked)" in hits_html
+    assert "(1 of 2 checked)" in events[2][1]
     verdict_html = events[3][1]
     assert '<span class="badge verdict undetermined" id="badge-h2" hx-swap-oob="outerHTML">' in verdict_html
     assert 'id="verdict-h2" hx-swap-oob="outerHTML"' in verdict_html
-    assert "“<bdi>crippled</bdi>”: undetermined" in verdict_html  # the line read out by the live region
+    assert '<span class="badge verdict undetermined" id="group-h2" hx-swap-oob="outerHTML">' in verdict_html
+    assert '<li id="stage-context" class="stage done" hx-swap-oob="outerHTML">' in verdict_html
+    assert "“<bdi>crippled</bdi>”: undetermined" in verdict_html  # the line read out by the page's live region
+    assert '<li id="stage-targeting" class="stage skipped"' in events[4][1]
+    assert '<li id="stage-explanation" class="stage done"' in events[5][1]
     assert "Decision: flagged" in events[6][1]  # the undetermined word cannot change the label
+    assert '<li id="stage-decision" class="stage done" hx-swap-oob="outerHTML">' in events[6][1]
+    assert "Analysis finished." in events[7][1]
 
 
 def test_user_text_is_inert_everywhere(web: TestClient) -> None:

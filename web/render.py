@@ -3,19 +3,22 @@
 Each engine event becomes one SSE message whose name is the event type and whose data is the
 fragment for the element listening to it (see templates/_analysis.html). Hits are gathered until
 all have arrived (the `analysis` event says how many) and sent as one fragment: the text with
-every hit marked, the list of terms and their popovers. A verdict updates its hit's badge and
-popover out of band and adds one line to the screen-reader log.
+every hit marked, the list of terms (each term once, with its count) and their popovers. A verdict
+updates its hit's badge and popover, its term's badge and the running state out of band, and writes one
+line into the page's live region.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from jinja2 import Environment
 from markupsafe import Markup
 from sse_starlette import ServerSentEvent
 
+from engine.explain import fresh_alternatives
 from web.store import StoredEvent
 
 CATEGORY_WORDS = {"migration-colonial-past": "migration and colonial past", "socioeconomic-status": "social class"}
@@ -47,8 +50,105 @@ def isolate(value: object) -> Markup:
 def install_filters(env: Environment) -> None:
     env.filters["category"] = category_words
     env.filters["bdi"] = isolate
+    env.filters["confidence_words"] = confidence_words
+    env.filters["term_groups"] = term_groups
+    env.filters["new_alternatives"] = lambda terms, note: fresh_alternatives(note or "", terms or ())
+    env.filters["reader_reason"] = reader_reason
+    env.filters["group_status"] = group_status
+    env.filters["and_join"] = and_join
+    env.globals["reader_undecided"] = READER_UNDECIDED
 
 
+def and_join(items: Sequence[str]) -> str:
+    """ "a, b and c": lists in sentences read as prose."""
+    items = list(items)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+# What a confidence means to a reader; the number itself is offered on demand (a title), never as the headline,
+# because it is the model's or the rules' own estimate, not a measured probability.
+CONFIDENCE_BANDS = ((0.9, "very sure"), (0.75, "fairly sure"), (0.5, "not very sure"))
+
+
+def confidence_words(confidence: float) -> str:
+    for floor, words in CONFIDENCE_BANDS:
+        if confidence >= floor:
+            return words
+    return "unsure"
+
+
+def term_groups(hits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hits of the same vocabulary term as one group, in the order of their first occurrence.
+
+    A long text that repeats two terms lists two terms with their counts rather than every occurrence.
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for hit in hits:
+        key = str(hit.get("issue_id") or hit["term"]).casefold()
+        group = groups.setdefault(key, {"id": hit["id"], "first": hit, "hits": []})
+        group["hits"].append(hit)
+    for group in groups.values():
+        group["count"] = len(group["hits"])
+        group["surfaces"] = list(dict.fromkeys(h["surface"] for h in group["hits"]))
+        group["neutral"] = all((h.get("verdict") or {}).get("status") == "neutral" for h in group["hits"])
+    return list(groups.values())
+
+
+def group_status(group: dict[str, Any]) -> tuple[str, str]:
+    """One badge for a group: (css status, words), e.g. ("contentious", "offensive here") or mixed counts."""
+    verdicts = [h.get("verdict") or {} for h in group["hits"]]
+    # a use that is no attack (quoted, reported, reclaimed, historical) is said as the single badges say it
+    uses = {v.get("use") or "attack" for v in verdicts}
+    use = "" if len(uses) != 1 or "attack" in uses else f" · {uses.pop()}, not an attack"
+    statuses = [v.get("status", "pending") for v in verdicts]
+    counts = dict.fromkeys(statuses, 0)
+    for status in statuses:
+        counts[status] += 1
+    if len(counts) == 1:
+        status = statuses[0]
+        return status, VERDICT_WORDS.get(status, "checking the context…") + use
+    words = ", ".join(f"{n} {VERDICT_WORDS.get(status, 'being checked')}" for status, n in counts.items())
+    return "mixed", words + use
+
+
+# Engine reasons (engine/decision.py) carry details for moderators: a parser's complaint, a threshold. Readers get
+# what it means for them; the API and the review pages keep the reasons as they are.
+READER_UNDECIDED = "The automatic check could not decide; a moderator will look."
+_READER_REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"^(\d+) contentious term\(s\)$"), lambda m: f"{_uses(int(m[1]))} in an offensive sense"),
+    (
+        re.compile(r"^(\d+) (?:ambiguous )?term\(s\) could not be decided$"),
+        lambda m: f"{_terms(int(m[1]))} whose meaning here could not be decided; a moderator will look",
+    ),
+    (re.compile(r"^the term-free check was undetermined"), lambda m: "the check without the vocabulary " + _UNDECIDED),
+    (re.compile(r"^deferred: confidence"), lambda m: "the automatic check was not sure enough; a moderator decides"),
+    (
+        re.compile(r"^vocabulary-only mode"),
+        lambda m: "without a language model, attacks that use no listed word were not looked for",
+    ),
+    (re.compile(r"^no contentious term, and the term-free check found no attack$"), lambda m: "no attack was found"),
+)
+_UNDECIDED = "could not decide; a moderator will look"
+
+
+def _uses(count: int) -> str:
+    # the engine counts occurrences: a text that repeats one term eight times has eight
+    return "1 term used" if count == 1 else f"{count} uses of listed terms"
+
+
+def _terms(count: int) -> str:
+    return "1 term" if count == 1 else f"{count} terms"
+
+
+def reader_reason(reason: str) -> str:
+    for pattern, words in _READER_REASONS:
+        match = pattern.search(reason)
+        if match:
+            return words(match)
+    return reason
+
+
+STAGES = ("terms", "context", "targeting", "explanation", "decision")
 VERDICT_WORDS = {"contentious": "offensive here", "neutral": "neutral use here", "undetermined": "undetermined"}
 
 
@@ -69,20 +169,29 @@ def segments(text: str, hits: Sequence[dict[str, Any]]) -> list[tuple[str, dict[
 
 
 class HTMLStream:
-    """Stateful: one per SSE connection."""
+    """Stateful: one per SSE connection.
+
+    Besides its own part of the page, each message updates the running state out of band: the stage it finishes
+    (templates/_result.html, `stages`) and the page's live region (#announce), which is outside the streamed section
+    so that it exists before anything is announced.
+    """
 
     def __init__(self, env: Environment, text: str) -> None:
         self.macros: Any = env.get_template("_result.html").module
         self.text = text
         self.expected = -1
         self.language = ""
+        self.models: list[str] = []
         self.hits: dict[str, dict[str, Any]] = {}
+        self.failed_stages: set[str] = set()
+        self.finished: set[str] = set()
 
     def __call__(self, number: int, event: StoredEvent) -> list[ServerSentEvent]:
         kind, data = event["type"], event["data"]
         m = self.macros
         if kind == "analysis":
             self.expected, self.language = data.get("hit_count", 0), data["language"]
+            self.models = list(data.get("models", ()))
             messages = [self._message("analysis", str(m.meta(data)), number)]
             if self.expected == 0:
                 messages.append(self._hits_message(number))
@@ -94,27 +203,62 @@ class HTMLStream:
             hit = self.hits[data["hit_id"]]
             hit["verdict"] = data
             words = VERDICT_WORDS.get(data["status"], data["status"])
+            group = next(g for g in term_groups(list(self.hits.values())) if hit in g["hits"])
             fragment = (
-                str(m.progress_line(Markup("“{}”: {}").format(isolate(hit["surface"]), words)))
-                + str(m.verdict_badge(hit, True))
+                str(m.verdict_badge(hit, True))
                 + str(m.verdict_detail(hit, True))
+                + str(m.group_badge(group, True))
+                + self._context_stage()
+                + str(m.announce(Markup("“{}”: {}").format(isolate(hit["surface"]), words)))
             )
             return [self._message("verdict", fragment, number)]
-        renderers = {
-            "targeting": m.targeting,
-            "explanation": m.explanation,
-            "decision": m.decision,
-            "error": m.error_item,
-            "done": m.done,
-        }
-        if kind in renderers:
-            return [self._message(kind, str(renderers[kind](data)), number)]
+        if kind == "targeting":
+            state = "skipped" if data["status"] == "skipped" else "done"
+            return [self._message(kind, str(m.targeting(data)) + self._stage("targeting", state), number)]
+        if kind == "explanation":
+            fragment = str(m.explanation(data, list(self.hits.values()))) + self._stage("explanation", "done")
+            return [self._message(kind, fragment, number)]
+        if kind == "decision":
+            label = LABEL_WORDS.get(data["label"], data["label"])
+            fragment = (
+                str(m.decision(data, self.models))
+                + self._stage("decision", "done", label)
+                + str(m.announce(f"Decision: {label}."))
+            )
+            return [self._message(kind, fragment, number)]
+        if kind == "error":
+            # one line per failed stage: a model that is down fails every call the same way
+            if data.get("stage") in self.failed_stages:
+                return [self._message(kind, "", number)]
+            self.failed_stages.add(data.get("stage", ""))
+            return [self._message(kind, str(m.error_item(data)), number)]
+        if kind == "done":
+            # stages that sent nothing (an analysis cut short) stop saying "pending"
+            left = [name for name in STAGES if name not in self.finished]
+            fragment = str(m.done(data)) + "".join(self._stage(name, "skipped") for name in left)
+            fragment += str(m.announce("Analysis finished."))
+            return [self._message(kind, fragment, number)]
         return []  # explanation-delta: the page shows the whole explanation when it is ready
+
+    def _stage(self, name: str, state: str, detail: str = "") -> str:
+        if state != "running":
+            self.finished.add(name)
+        return str(self.macros.stage(name, state, detail, True))
+
+    def _context_stage(self) -> str:
+        checked = sum(1 for hit in self.hits.values() if hit["verdict"] is not None)
+        if checked < len(self.hits):
+            return self._stage("context", "running", f"{checked} of {len(self.hits)} checked")
+        return self._stage("context", "done", f"{len(self.hits)} checked" if self.hits else "no term to check")
 
     def _hits_message(self, number: int) -> ServerSentEvent:
         hits = list(self.hits.values())
-        fragment = self.macros.hits_block(self.text, segments(self.text, hits), hits, self.language)
-        return self._message("hit", str(fragment), number)
+        fragment = str(self.macros.hits_block(self.text, segments(self.text, hits), hits, self.language))
+        terms = len(term_groups(hits))
+        found = f"{terms} term{'' if terms == 1 else 's'} found" if hits else "no term found"
+        fragment += self._stage("terms", "done", found) + self._context_stage()
+        fragment += str(self.macros.announce(f"{found[0].upper()}{found[1:]}."))
+        return self._message("hit", fragment, number)
 
     @staticmethod
     def _message(name: str, html: str, number: int) -> ServerSentEvent:

@@ -285,8 +285,10 @@
   }
 
   // Lives in each shadow root; :host resets inherited styles so the forum's CSS cannot reach in
-  const CSS = `:host{all:initial;display:block;margin:.3em 0;font:14px/1.45 system-ui,sans-serif;color:#1f2328}
+  const CSS = `:host{all:initial;display:block;margin:.3em 0;font:14px/1.45 system-ui,sans-serif;color:#1f2328;
+overflow-wrap:anywhere}
 [hidden]{display:none!important}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}
 button{font:inherit;color:inherit;cursor:pointer}
 .b{font-size:.85em;padding:.1em .7em;border:1px solid #b35900;border-radius:1em;background:#fff4e5;color:#7a3d00;
 transition:background .15s}
@@ -406,7 +408,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
 
   // Fills a panel from an analysis document and keeps it current as stream events arrive.
   // A finished check's label wins over the analysis's own: the site's threshold may have deferred it to review.
-  function view(body, doc, ctx, result, postId, live) {
+  function view(body, doc, ctx, result, postId, live, said) {
     const s = ctx.s;
     doc.hits = doc.hits || [];
     doc.errors = doc.errors || [];
@@ -414,7 +416,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     const foundTitle = el("h3", {}, s.found);
     const list = el("div", {});
     const explainTitle = el("h3", {}, s.explanation);
-    const explanation = el("p", { "aria-live": "polite" });
+    const explanation = el("p", {});
     const decision = el("p", {});
     const errors = el("div", { class: "e" });
     let streamed = "";
@@ -444,14 +446,15 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       const d = doc.decision;
       if (!d || result.button === "words") return decision.replaceChildren();
       const label = result.status === "complete" ? result.label : d.label;
+      if (live) said.textContent = s.decision + ": " + word(s.labels, label);
       const cats = (d.categories || []).map((c) => word(s.cats, c)).join(", ");
       decision.replaceChildren(el("b", {}, s.decision + ": "), word(s.labels, label) +
         (d.severity && d.severity !== "none" ? " · " + s.sev + ": " + word(s.sevs, d.severity) : "") +
         (cats ? " · " + s.targets + ": " + cats : ""));
     }
     // one line per message: two stages failing the same way (a model that is down) read as one
-    const drawErrors = () => errors.replaceChildren(...[...new Set(doc.errors.map((e) => String(e.message || "")))]
-      .map((m) => el("p", {}, m)));
+    const drawErrors = () => errors.replaceChildren(...[...new Set(doc.errors.filter((e) => !e.stage)
+      .map((e) => String(e.message || "")))].map((m) => el("p", {}, m)));
     drawHits();
     drawExplanation();
     drawDecision();
@@ -539,14 +542,19 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       root.append(el("span", { class: "ok" }, s.checked));
       return { host, label: result.label, isOpen: () => false };
     }
+    const author = post.el.getAttribute("data-unerase-author");
+    const words = post.text.split(/\s+/);
+    const about = el("span", { id: "d", hidden: "" }, (author ? author + ": " : "") + "“" + words.slice(0, 8).join(" ") +
+      (words.length > 8 ? "…”" : "”"));
     const button = el("button", { type: "button", class: result.label === "flagged" ? "b" : "b r",
-      "aria-expanded": "false", "aria-controls": "p" }, label);
+      "aria-expanded": "false", "aria-controls": "p", "aria-describedby": "d" }, label);
+    const said = el("p", { class: "sr", "aria-live": "polite" });
     const title = el("h2", { id: "t", tabindex: "-1" }, label);
     const closer = el("button", { type: "button", class: "x", "aria-label": s.close, title: s.close }, "×");
     const body = el("div", {});
     const panel = el("div", { id: "p", class: "p", role: "dialog", "aria-modal": "false", "aria-labelledby": "t",
-      hidden: "" }, el("div", { class: "h" }, title, closer), body);
-    root.append(button, panel);
+      hidden: "" }, el("div", { class: "h" }, title, closer), body, said);
+    root.append(button, about, panel);
     let source = null;
     let loaded = false;
     let tickets = 0; // a load that finishes after its panel was closed or reopened finds a newer ticket and stops
@@ -570,7 +578,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
         if (ticket !== tickets) return;
       }
       const live = doc.status === "pending" || doc.status === "running";
-      const v = view(body, doc, ctx, result, post.id, live);
+      const v = view(body, doc, ctx, result, post.id, live, said);
       if (live) source = follow(ctx, id, doc, v, () => (source = null));
       else ctx.docs.set(id, doc);
     }
