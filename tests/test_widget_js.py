@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from web.routes.widget import compact
+
 PROJECT = Path(__file__).resolve().parent.parent
 WIDGET = PROJECT / "widget"
 SCRIPT = WIDGET / "unerase-widget.js"
@@ -56,8 +58,27 @@ def test_node_unit_tests_pass() -> None:
 
 
 def test_gzipped_size_within_budget() -> None:
-    size = len(gzip.compress(SCRIPT.read_bytes(), compresslevel=9))
-    assert size <= BUDGET, f"widget/unerase-widget.js is {size} bytes gzipped; the budget is {BUDGET}"
+    served = compact(SCRIPT.read_text(encoding="utf-8")).encode("utf-8")
+    size = len(gzip.compress(served, compresslevel=9))
+    assert size <= BUDGET, f"widget/unerase-widget.js is {size} bytes gzipped as served; the budget is {BUDGET}"
+
+
+def test_the_compacted_script_parses_and_keeps_every_line_of_code(tmp_path: Path) -> None:
+    node = node_or_skip()
+    source = SCRIPT.read_text(encoding="utf-8")
+    served = compact(source)
+    assert not any(line.startswith("//") for line in served.split("\n")), "a whole-line comment was kept"
+    code = [line.strip() for line in source.split("\n") if line.strip() and not line.strip().startswith("//")]
+    assert [line.rstrip() for line in served.split("\n") if line.strip()] == code, "compact() changed a line of code"
+    path = tmp_path / "served.js"
+    path.write_text(served, encoding="utf-8")
+    check = subprocess.run([node, "--check", str(path)], capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stderr
+
+
+def test_compact_drops_whole_line_comments_only() -> None:
+    source = 'const a = "https://example.org"; // kept: not a whole line\n    // dropped\n  b();'
+    assert compact(source) == 'const a = "https://example.org"; // kept: not a whole line\nb();'
 
 
 @pytest.mark.parametrize("api", FORBIDDEN)

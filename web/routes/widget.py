@@ -185,11 +185,22 @@ async def feedback(body: FeedbackRequest, site: PageSiteDep, request: Request, s
     return cors(JSONResponse({"id": stored.id}, status_code=201 if new else 200), request)
 
 
+def compact(source: str) -> str:
+    """The script as served: without whole-line `//` comments and indentation, which JavaScript ignores.
+
+    The source keeps its comments for the next engineer; forums load the script on every page, so what is sent is
+    what the size budget counts (tests/test_widget_js.py). Only whole lines are dropped, never the end of a line,
+    where `//` may be part of a string ("https://"). The one multi-line string, the panel's CSS, has no line
+    starting with `//`, and CSS ignores indentation; a test checks that the result still parses and runs.
+    """
+    return "\n".join(line.lstrip() for line in source.split("\n") if not line.lstrip().startswith("//"))
+
+
 class Script:
-    """widget.js read once, with its gzip form and ETag, served with long-lived caching."""
+    """widget.js read once, compacted, with its gzip form and ETag, served with long-lived caching."""
 
     def __init__(self, path: Path) -> None:
-        self.body = path.read_bytes()
+        self.body = compact(path.read_text(encoding="utf-8")).encode("utf-8")
         self.gzipped = gzip.compress(self.body, 9)
         self.etag = '"' + hashlib.sha256(self.body).hexdigest()[:20] + '"'
 
