@@ -19,7 +19,8 @@ from e2e.test_widget import SETTLED_TIMEOUT_MS, TOKEN, register_site
 
 RLO = "\u202e"
 TERM = "grobblewort"  # invented, so that no shipped vocabulary knows it
-TEXT = f"They called the new neighbour a {TERM} {RLO}in front of everyone."  # the user's own override
+# the user's own override; an attack, since a reported word ("they called him a ...") is only explained
+TEXT = f"Our new neighbour is a {TERM} {RLO}and everyone knows it."
 VOCABULARY = f"""# Written for this test: every string a curator writes, each with a right-to-left override in it.
 format: unerase-vocabulary/1
 language: en

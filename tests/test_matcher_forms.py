@@ -52,6 +52,9 @@ def inline_vocabulary(tmp_path: Path, language: str, terms: list[str]) -> Detect
         ("en", "A Negro Servant Holding a Tray", [("Negro", "en-negro")]),
         ("en", "The Half-Caste Children of the Mission", [("Half-Caste", "en-half-caste")]),
         ("en", "A NEGRO SERVANT HOLDING A TRAY", [("NEGRO", "en-negro")]),
+        # a capitalized article beside the term is a heading's style, not a first name (catalogue number first)
+        ("en", "No. 12 A Welfare Queen", [("Welfare Queen", "en-welfare-queen")]),
+        ("en", "X1 The Junkie", [("Junkie", "en-junkie")]),
         ("fr", "Jeune Négresse Au Turban", [("Négresse", "fr-negre")]),
         ("fr", "Jeune Négresse au turban", [("Négresse", "fr-negre")]),
         ("de", "Diebische Zigeuner.", [("Zigeuner", "de-zigeuner")]),

@@ -233,11 +233,13 @@ class HeuristicNameFilter:
             # Every noun is capitalized: only a word the dictionary does not know, where its
             # capital is not owed to the start of a sentence, looks like a name.
             return any(not _sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
+        # An article or small word written with a capital is a heading's style, not a name ("X1 A Welfare Queen").
         evidence = [
             t
             for t, at in neighbours
-            if not _sentence_initial(text, tokens, at)
-            or (at < first and t.text.lower() not in SENTENCE_OPENERS and self._unknown(t, language))
+            if t.text.lower() not in SENTENCE_OPENERS
+            and t.text.lower() not in TITLE_SMALL_WORDS
+            and (not _sentence_initial(text, tokens, at) or (at < first and self._unknown(t, language)))
         ]
         return bool(evidence) and lower_case_term and not _sentence_initial(text, tokens, first)
 
