@@ -219,7 +219,8 @@ def test_a_moderator_works_three_items_by_keyboard_and_the_widget_follows(
             expect(widget).to_have_text("✓ checked")
             expect(widget.get_by_role("button")).to_have_count(0)
     panel = open_by_mouse(later, second)
-    expect(panel.locator('p[aria-live="polite"]')).to_have_text(EXPLANATION, timeout=PANEL_TIMEOUT_MS)
+    # the explanation is the paragraph after its heading (the panel's live region announces the decision)
+    expect(panel.locator("h3 + p")).to_have_text(EXPLANATION, timeout=PANEL_TIMEOUT_MS)
     expect(panel).to_contain_text("Decision: flagged")
     save_screenshot(later, "review-widget-follows")
 
