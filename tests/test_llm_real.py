@@ -106,6 +106,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+            process.wait()  # reaped, or Popen warns later that it is still running (a failure under -W error)
         log.close()
 
 
