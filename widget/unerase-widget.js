@@ -151,6 +151,11 @@
     return el("span", { class: "c", title: n }, s.sure[band(c)], el("span", { class: "sr" }, " (" + n + ")"));
   }
 
+  // A decision's confidence is worth stating when something beyond the rules decided a term or the term-free check;
+  // with a model configured but failing, the decision rests on the vocabulary's constants alone
+  const decided = (v) => !!v && v.status !== "undetermined" && stated(1, v.decided_by);
+  const beyondRules = (doc) => (doc.hits || []).some((h) => decided(h.verdict)) || decided(doc.targeting);
+
   // The suggested terms a suggestion note does not already name (engine/explain.py fresh_alternatives): "Say X…"
   // followed by "Alternatives: X" tells the reader the same thing twice
   function freshAlternatives(note, terms) {
@@ -475,9 +480,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       const label = result.status === "complete" ? result.label : d.label;
       if (live) said.textContent = s.decision + ": " + word(s.labels, label);
       const cats = (d.categories || []).map((c) => word(s.cats, c)).join(", ");
-      // as on the demo page: a decision's confidence only when a model took part and something was decided
-      const model = (doc.models || []).some((m) => m && m !== "none") ? "model" : "";
-      const sure = label !== "needs_review" && sureness(d.confidence, model, s);
+      const sure = label !== "needs_review" && sureness(d.confidence, beyondRules(doc) ? "model" : "", s);
       decision.replaceChildren(el("b", {}, s.decision + ": "), word(s.labels, label) +
         (d.severity && d.severity !== "none" ? " · " + s.sev + ": " + word(s.sevs, d.severity) : "") +
         (cats ? " · " + s.targets + ": " + cats : ""), ...(sure ? [" · " + s.conf + ": ", sure] : []));
@@ -537,6 +540,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     const handlers = {
       hit: v.hit, verdict: v.verdict, "explanation-delta": v.delta, explanation: v.explanation,
       decision: v.decision, error: v.error,
+      targeting: (t) => (doc.targeting = t), // whether the decision's confidence is stated (beyondRules)
       done() {
         doc.status = "complete";
         ctx.docs.set(id, doc);
@@ -711,6 +715,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   }
   if (typeof module === "object" && module.exports) {
     module.exports = { TEXTS, CATS, LABELS, SEVS, pickLanguage, strings, fnv1a, chunk, cpToUtf16Index, segments,
-      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken, band, stated, freshAlternatives };
+      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken, band, stated, beyondRules,
+      freshAlternatives };
   }
 })();

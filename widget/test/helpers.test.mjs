@@ -273,3 +273,20 @@ describe("freshAlternatives", () => {
     assert.deepEqual(w.freshAlternatives("", undefined), []);
   });
 });
+
+describe("beyondRules (whether a decision's confidence is stated)", () => {
+  const verdict = (status, decided_by) => ({ verdict: { status, decided_by, confidence: 0.9 } });
+  test("a term or the term-free check decided by a model, precedents or examples counts", () => {
+    assert.ok(w.beyondRules({ hits: [verdict("contentious", "openai:gpt-test")] }));
+    assert.ok(w.beyondRules({ hits: [verdict("neutral", "precedent")] }));
+    assert.ok(w.beyondRules({ hits: [], targeting: { status: "not_hateful", decided_by: "cache" } }));
+  });
+  test("the vocabulary's constants and a model that could not decide do not", () => {
+    // a model configured but failing: the terms stay undetermined or are decided by the vocabulary alone
+    const failed = { hits: [verdict("contentious", "vocabulary"), verdict("undetermined", "openai:gpt-test")],
+      targeting: { status: "undetermined", decided_by: "openai:gpt-test" } };
+    assert.ok(!w.beyondRules(failed));
+    assert.ok(!w.beyondRules({ hits: [verdict("contentious", "disguise"), verdict("neutral", "sense-cues")] }));
+    assert.ok(!w.beyondRules({}));
+  });
+});
