@@ -207,6 +207,31 @@ def test_a_models_confidence_is_shown_in_words_with_the_number_on_demand(page: P
     save_screenshot(page, "after-demo-model-confidence")
 
 
+def test_the_widget_panel_gives_a_models_confidence_in_words(
+    page: Page, readable_app: str, forum_origin: StaticOrigin
+) -> None:
+    key = register_site(readable_app, [forum_origin.origin], mode="thorough")
+    post = "minister-quote"
+    page.goto(forum_origin.publish(f"/confidence-{key}.html", one_post_page(readable_app, key, post, EN_TEXT)))
+    widget = page.locator(f'[data-unerase-id="{post}"] + [data-unerase-widget]')
+    widget.get_by_role("button", name="Why flagged?").click(timeout=WIDGET_TIMEOUT_MS)
+    panel = widget.locator('[role="dialog"]')
+    expect(panel).to_contain_text("Decision: flagged", timeout=WIDGET_TIMEOUT_MS)
+    # the term was judged by the model (thorough mode): its default 0.7, in the demo page's words
+    details = panel.locator("details").first
+    details.locator("summary").click()
+    term = details.locator(".c")
+    expect(term).to_have_count(1)
+    expect(details).to_contain_text("Confidence: not very sure")
+    expect(term).to_have_attribute("title", "Confidence 70 %")
+    expect(term.locator(".sr")).to_have_text(" (Confidence 70 %)")  # read out after the words
+    # the decision states one too, since a model took part; its number stays on demand
+    decision = panel.locator("p:has(> b)", has_text="Decision: flagged")
+    expect(decision.locator(".c")).to_have_count(1)
+    expect(decision.locator(".c")).to_have_attribute("title", re.compile(r"^Confidence \d{1,3} %$"))
+    save_screenshot(page, "after-widget-model-confidence")
+
+
 def test_while_a_slow_model_answers_the_page_says_what_is_left(page: Page, slow_app: str) -> None:
     analyse(page, slow_app, EN_TEXT)
     # the terms are there at once; the model's context check of the term is what is pending

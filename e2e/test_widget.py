@@ -28,6 +28,7 @@ import pytest
 from playwright.sync_api import ConsoleMessage, Dialog, Locator, Page, Response, expect
 
 from e2e.conftest import NewPage, StartServer, StaticOrigin, save_screenshot, smollm2_path
+from engine.explain import fresh_alternatives
 from web.forum import Thread, load_thread
 
 TOKEN = "e2e-widget-admin-token"
@@ -284,7 +285,15 @@ def test_a_panel_explains_the_post_and_works_from_the_keyboard(page: Page, forum
     details.locator("summary").click()
     expect(details).to_contain_text(f"Targets: {category_words(hit['categories'])}")
     expect(details).to_contain_text(hit["description"])
-    expect(details).to_contain_text("Alternatives: " + ", ".join(hit["suggested_terms"]))
+    # an alternative the suggestion note already names is not offered again
+    fresh = fresh_alternatives(hit.get("suggestion_note") or "", hit["suggested_terms"])
+    if fresh:
+        expect(details).to_contain_text("Alternatives: " + ", ".join(fresh))
+    for named in set(hit["suggested_terms"]) - set(fresh):
+        expect(details).not_to_contain_text("Alternatives: " + named)
+    # the vocabulary alone decided (no model here): its constant numbers are not stated as a confidence
+    expect(panel.locator(".c")).to_have_count(0)
+    expect(panel).not_to_contain_text("Confidence")
     expect(details.locator("a[href]")).to_have_count(len(hit["sources"]))
     expect(panel.get_by_role("button", name="Helpful")).to_be_visible()
     expect(panel.get_by_role("button", name="This is wrong")).to_be_visible()

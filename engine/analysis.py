@@ -428,6 +428,13 @@ class Analyzer:
         if backend is None:
             yield Explanation(fallback, tuple(h.id for h in relevant), "faithful", (), "vocabulary")
             return
+        # a model was asked: the vocabulary explanation stands in for what it could not give, and says so
+        undecided = targeting.status == "undetermined" or any(verdicts[h.id].status == "undetermined" for h in relevant)
+        fallback = vocabulary_explanation(relevant, templates, model_asked=True)
+        if any(notes):
+            fallback = " ".join([*dict.fromkeys(n for n in notes if n), fallback])
+        if undecided and relevant:
+            fallback = str(templates["undecided"]) + " " + fallback
         parts = list(
             dict.fromkeys(
                 # a quoted or reclaimed word is explained by the vocabulary explanation, which names its use

@@ -41,10 +41,15 @@ def fresh_alternatives(note: str, terms: Sequence[str]) -> list[str]:
     return [term for term in dict.fromkeys(terms) if term.casefold() not in folded]
 
 
-def vocabulary_explanation(hits: Sequence[Hit], templates: dict[str, Any]) -> str:
-    """One short paragraph per issue found: the term, whom it targets, why, what instead."""
+def vocabulary_explanation(hits: Sequence[Hit], templates: dict[str, Any], *, model_asked: bool = False) -> str:
+    """One short paragraph per issue found: the term, whom it targets, why, what instead.
+
+    With no hits the paragraph says why nothing more was checked: no model configured (`none`), or a
+    model that was asked but failed or could not decide (`none_undecided`) — "without a language
+    model" would be untrue then.
+    """
     if not hits:
-        return str(templates["none"])
+        return str(templates["none_undecided" if model_asked else "none"])
     names: dict[str, str] = templates["categories"]
     and_word = str(templates["and"])
     parts: list[str] = []

@@ -242,3 +242,31 @@ async def test_sense_cues_read_eight_words_on_each_side_however_long_they_are(de
     assert [v.decided_by for v in by_type(near, Verdict)] == ["sense-cues"]  # "port" is the 8th word back
     far = await analyzer(detector, None).collect(f"the port {long_words} x a cripple", "en")
     assert [v.status for v in by_type(far, Verdict)] == ["undetermined"]  # now the 9th: outside the window
+
+
+async def test_the_fallback_explanation_says_why_no_model_checked_the_text(detector: Detector) -> None:
+    # no model configured: the explanation says there is none
+    (alone,) = by_type(await analyzer(detector, None).collect("a perfectly friendly sentence", "en"), Explanation)
+    assert "without a language model" in alone.text and "could not decide" not in alone.text
+    # a model configured but failing (scripted backend, not a model): the explanation must not claim there is none
+    failing = ScriptedLLMBackend(fail="connection refused by 127.0.0.1:9")
+    (failed,) = by_type(await analyzer(detector, failing).collect("a perfectly friendly sentence", "en"), Explanation)
+    assert "language model" not in failed.text
+    assert "The automatic check could not decide" in failed.text and "comes from the vocabulary" in failed.text
+    # the same with a term the model was asked about: the vocabulary explanation follows the note
+    (term,) = by_type(await analyzer(detector, failing).collect("he is crippled", "en"), Explanation)
+    assert term.text.startswith("The automatic check could not decide; this explanation comes from the vocabulary.")
+    assert "“crippled”" in term.text and term.decided_by == "vocabulary"
+
+
+async def test_an_undecided_model_gets_the_same_honest_fallback_in_other_languages_too(detector: Detector) -> None:
+    # an answer without the expected tags: the model was asked and could not decide
+    backend = ScriptedLLMBackend(answer=lambda m: "Sure! The text is fine, not hateful at all.")
+    texts = {
+        "de": "ein ganz freundlicher Satz",
+        "el": "μια εντελώς φιλική πρόταση",
+    }
+    for lang, text in texts.items():
+        (explanation,) = by_type(await analyzer(detector, backend).collect(text, lang), Explanation)
+        wanted = analyzer(detector, backend).prompts.vocabulary_templates(lang)["none_undecided"]
+        assert explanation.text == wanted, lang

@@ -65,6 +65,15 @@ def test_the_form_offers_a_language_and_a_language_column(tmp_path: Path) -> Non
     assert '<option value="de"' in page and "analysed as\n    <strong>en</strong>" in page
 
 
+def test_the_language_selects_name_the_languages_in_their_own_words(tmp_path: Path) -> None:
+    # archivists pick "Deutsch", not "de"; the value sent stays the code the API takes
+    with client(tmp_path) as api:
+        page = api.get("/batches").text
+    select = page[page.index('<select id="lang"') : page.index("</select>", page.index('<select id="lang"'))]
+    options = dict(re.findall(r'<option value="(\w+)" >([^<]+)</option>', select))
+    assert options == {"de": "Deutsch", "el": "Ελληνικά", "en": "English", "it": "Italiano", "nl": "Nederlands"}
+
+
 def test_short_titles_fall_back_to_the_sites_language_and_say_so(tmp_path: Path) -> None:
     with client(tmp_path) as api:
         job_id = submit(api, titles_csv())
@@ -113,6 +122,8 @@ def test_failed_rows_are_listed_and_retried_with_a_language(tmp_path: Path, data
         page = api.get(f"/batches/{job_id}").text
         assert "4 failed rows" in page and "Head of a Moor" in page and "equally well" in page
         assert 'action="/batches/' + job_id + '/retry"' in page and "Retry the failed rows" in page
+        retry_select = page[page.index('<select id="retry-lang"') : page.index("</select>", page.index("retry-lang"))]
+        assert '<option value="en" selected>English</option>' in retry_select and ">Ελληνικά</option>" in retry_select
 
         refused = api.post(f"/batches/{job_id}/retry", data={"lang": "xx"})
         assert refused.status_code == 400 and "language 'xx' is not loaded" in html.unescape(refused.text)

@@ -118,6 +118,20 @@ def test_the_audit_runs_from_the_page(tmp_path: Path) -> None:
         assert len(en["groups"]) == 12 and en["treated_differently"] == []
 
 
+def test_the_audits_language_select_names_the_languages(tmp_path: Path) -> None:
+    with client(tmp_path, admin_token=TOKEN) as api:
+        page = api.get("/admin/evaluations", headers=BASIC).text
+    select = page[page.index('<select id="a-lang"') : page.index("</select>", page.index('id="a-lang"'))]
+    assert "all loaded (Deutsch, Ελληνικά, English, Italiano, Nederlands)" in select
+    assert re.findall(r'<option value="(\w+)">([^<]+)</option>', select) == [
+        ("de", "Deutsch"),
+        ("el", "Ελληνικά"),
+        ("en", "English"),
+        ("it", "Italiano"),
+        ("nl", "Nederlands"),
+    ]
+
+
 def test_the_page_is_for_admins_only(tmp_path: Path) -> None:
     with client(tmp_path, admin_token=TOKEN) as api:
         # a browser without a session or credentials is sent to the login form (issue 16), never shown the page

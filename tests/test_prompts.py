@@ -23,6 +23,8 @@ TEMPLATE_PLACEHOLDERS = {
     "suggestion": {"suggestion"},
     "and": set(),
     "none": set(),
+    "none_undecided": set(),
+    "undecided": set(),
 }
 
 PROMPTS = Prompts()

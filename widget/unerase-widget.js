@@ -22,6 +22,7 @@
       sources: "Sources", neutral: "Used here in a neutral sense", unsure: "Meaning uncertain", helpful: "Helpful",
       wrong: "This is wrong", comment: "What is wrong? (optional)", send: "Send", thanks: "Thanks for your feedback.",
       sendFailed: "Sorry, your feedback could not be sent.",
+      conf: "Confidence", sure: ["very sure", "fairly sure", "not very sure", "unsure"],
       labels: ["flagged", "not flagged", "needs review"], sevs: ["none", "slight", "moderate", "high"],
       cats: ["gender", "sexual orientation", "race", "ethnicity", "religion", "political affiliation",
         "socioeconomic status", "occupation", "age", "disability", "addiction", "physical appearance",
@@ -35,6 +36,7 @@
       instead: "Alternatives", sources: "Sources", neutral: "Employé ici dans un sens neutre", unsure: "Sens incertain",
       helpful: "Utile", wrong: "C’est une erreur", comment: "Qu’est-ce qui ne va pas\u00a0? (facultatif)",
       send: "Envoyer", thanks: "Merci pour votre retour.", sendFailed: "Désolé, votre retour n’a pas pu être envoyé.",
+      conf: "Confiance", sure: ["très sûr", "assez sûr", "peu sûr", "incertain"],
       labels: ["signalé", "non signalé", "à vérifier"], sevs: ["aucune", "légère", "modérée", "élevée"],
       cats: ["genre", "orientation sexuelle", "race", "origine ethnique", "religion", "opinion politique",
         "statut socio-économique", "profession", "âge", "handicap", "addiction", "apparence physique",
@@ -48,6 +50,7 @@
       sources: "Πηγές", neutral: "Χρησιμοποιείται εδώ με ουδέτερη σημασία", unsure: "Αβέβαιη σημασία",
       helpful: "Χρήσιμο", wrong: "Αυτό είναι λάθος", comment: "Τι είναι λάθος; (προαιρετικό)", send: "Αποστολή",
       thanks: "Ευχαριστούμε για τα σχόλιά σας.", sendFailed: "Δυστυχώς τα σχόλιά σας δεν στάλθηκαν.",
+      conf: "Βεβαιότητα", sure: ["πολύ σίγουρο", "αρκετά σίγουρο", "όχι πολύ σίγουρο", "αβέβαιο"],
       labels: ["επισημάνθηκε", "δεν επισημάνθηκε", "προς έλεγχο"], sevs: ["καμία", "μικρή", "μέτρια", "υψηλή"],
       cats: ["φύλο", "σεξουαλικός προσανατολισμός", "φυλή", "εθνοτική καταγωγή", "θρησκεία", "πολιτική τοποθέτηση",
         "κοινωνικοοικονομική θέση", "επάγγελμα", "ηλικία", "αναπηρία", "εξάρτηση", "εξωτερική εμφάνιση",
@@ -63,6 +66,7 @@
       unsure: "Bedeutung unklar", helpful: "Hilfreich", wrong: "Das ist falsch", comment: "Was ist falsch? (optional)",
       send: "Senden", thanks: "Danke für Ihre Rückmeldung.",
       sendFailed: "Die Rückmeldung konnte leider nicht gesendet werden.",
+      conf: "Sicherheit", sure: ["sehr sicher", "ziemlich sicher", "nicht sehr sicher", "unsicher"],
       labels: ["markiert", "nicht markiert", "wird geprüft"], sevs: ["keiner", "gering", "mittel", "hoch"],
       cats: ["Geschlecht", "sexuelle Orientierung", "rassistische Zuschreibung", "ethnische Zugehörigkeit",
         "Religion", "politische Zugehörigkeit", "sozialer Status", "Beruf", "Alter", "Behinderung", "Sucht",
@@ -77,6 +81,7 @@
       unsure: "Betekenis onzeker", helpful: "Nuttig", wrong: "Dit klopt niet",
       comment: "Wat klopt er niet? (optioneel)", send: "Versturen", thanks: "Bedankt voor je feedback.",
       sendFailed: "Je feedback kon helaas niet worden verstuurd.",
+      conf: "Zekerheid", sure: ["zeer zeker", "vrij zeker", "niet erg zeker", "onzeker"],
       labels: ["gemarkeerd", "niet gemarkeerd", "wordt beoordeeld"], sevs: ["geen", "licht", "matig", "ernstig"],
       cats: ["gender", "seksuele oriëntatie", "ras", "etniciteit", "religie", "politieke voorkeur",
         "sociaaleconomische status", "beroep", "leeftijd", "beperking", "verslaving", "uiterlijk",
@@ -91,6 +96,7 @@
       instead: "Alternative", sources: "Fonti", neutral: "Usato qui in senso neutro", unsure: "Significato incerto",
       helpful: "Utile", wrong: "È sbagliato", comment: "Cosa non va? (facoltativo)", send: "Invia",
       thanks: "Grazie per il tuo riscontro.", sendFailed: "Spiacenti, non è stato possibile inviare il riscontro.",
+      conf: "Certezza", sure: ["molto sicuro", "abbastanza sicuro", "poco sicuro", "incerto"],
       labels: ["segnalato", "non segnalato", "da verificare"], sevs: ["nessuna", "lieve", "moderata", "alta"],
       cats: ["genere", "orientamento sessuale", "razza", "etnia", "religione", "orientamento politico",
         "condizione socioeconomica", "professione", "età", "disabilità", "dipendenza", "aspetto fisico",
@@ -104,6 +110,7 @@
       sources: "Fontes", neutral: "Usado aqui em sentido neutro", unsure: "Sentido incerto", helpful: "Útil",
       wrong: "Isto está errado", comment: "O que está errado? (opcional)", send: "Enviar",
       thanks: "Obrigado pelo seu comentário.", sendFailed: "Não foi possível enviar o comentário.",
+      conf: "Confiança", sure: ["muito seguro", "bastante seguro", "pouco seguro", "incerto"],
       labels: ["sinalizado", "não sinalizado", "em análise"], sevs: ["nenhuma", "ligeira", "moderada", "elevada"],
       cats: ["género", "orientação sexual", "raça", "etnia", "religião", "filiação política",
         "estatuto socioeconómico", "profissão", "idade", "deficiência", "dependência", "aparência física",
@@ -132,6 +139,29 @@
   }
 
   const word = (map, id) => (has(map, id) ? map[id] : String(id));
+
+  // A confidence in words, in the demo page's bands (web/render.py CONFIDENCE_BANDS): it is the model's or the
+  // rules' own estimate, not a measured probability, so the number is only offered on demand (title, screen readers)
+  const band = (c) => [0.9, 0.75, 0.5, -1].findIndex((floor) => c >= floor);
+  // the vocabulary, the words around a term and a disguised spelling all give constant numbers: nothing to state
+  const stated = (c, by) => c > 0 && !["vocabulary", "sense-cues", "disguise", ""].includes(String(by || ""));
+  function sureness(c, by, s) {
+    if (!stated(c, by)) return null;
+    const n = s.conf + " " + Math.round(c * 100) + " %";
+    return el("span", { class: "c", title: n }, s.sure[band(c)], el("span", { class: "sr" }, " (" + n + ")"));
+  }
+
+  // A decision's confidence is worth stating when something beyond the rules decided a term or the term-free check;
+  // with a model configured but failing, the decision rests on the vocabulary's constants alone
+  const decided = (v) => !!v && v.status !== "undetermined" && stated(1, v.decided_by);
+  const beyondRules = (doc) => (doc.hits || []).some((h) => decided(h.verdict)) || decided(doc.targeting);
+
+  // The suggested terms a suggestion note does not already name (engine/explain.py fresh_alternatives): "Say X…"
+  // followed by "Alternatives: X" tells the reader the same thing twice
+  function freshAlternatives(note, terms) {
+    const said = String(note || "").toLowerCase();
+    return [...new Set(terms || [])].filter((t) => !said.includes(String(t).toLowerCase()));
+  }
 
   // 32-bit FNV-1a of the UTF-8 bytes, as 8 hex digits: a short cache key, not a security measure
   function fnv1a(text) {
@@ -307,7 +337,7 @@ mark.n{background:#e4e4e4}
 p{margin:.3em 0}
 ul{margin:.2em 0;padding-left:1.2em}
 summary{cursor:pointer}
-.k,.m,.ok{color:#57606a;font-size:.9em}
+.k,.m,.ok{color:#57606a;font-size:.9em}.c{text-decoration:underline dotted;cursor:help}
 .e{color:#b42318}
 a{color:#0969da}
 .fb{display:flex;flex-wrap:wrap;gap:.5em;margin-top:.8em}
@@ -346,10 +376,12 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     if (v.status === "neutral" || v.status === "undetermined") {
       d.append(el("p", { class: "k" }, v.status === "neutral" ? s.neutral : s.unsure));
     }
+    const sure = v.status !== "undetermined" && sureness(v.confidence, v.decided_by, s);
+    if (sure) d.append(el("p", { class: "k" }, s.conf + ": ", sure));
     // a verdict "decided by the vocabulary" only restates the description, which follows anyway
     const why = v.decided_by === "vocabulary" ? "" : v.explanation;
     for (const text of [why, h.description, h.suggestion_note]) if (text) d.append(el("p", {}, String(text)));
-    const instead = (h.suggested_terms || []).flatMap((t, i) => (i ? [", ", iso(t)] : [iso(t)]));
+    const instead = freshAlternatives(h.suggestion_note, h.suggested_terms).flatMap((t, i) => (i ? [", ", iso(t)] : [iso(t)]));
     if (instead.length) d.append(el("p", {}, s.instead + ": ", ...instead));
     const sources = (h.sources || []).map((src) => {
       const href = safeUrl(src);
@@ -448,9 +480,10 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       const label = result.status === "complete" ? result.label : d.label;
       if (live) said.textContent = s.decision + ": " + word(s.labels, label);
       const cats = (d.categories || []).map((c) => word(s.cats, c)).join(", ");
+      const sure = label !== "needs_review" && sureness(d.confidence, beyondRules(doc) ? "model" : "", s);
       decision.replaceChildren(el("b", {}, s.decision + ": "), word(s.labels, label) +
         (d.severity && d.severity !== "none" ? " · " + s.sev + ": " + word(s.sevs, d.severity) : "") +
-        (cats ? " · " + s.targets + ": " + cats : ""));
+        (cats ? " · " + s.targets + ": " + cats : ""), ...(sure ? [" · " + s.conf + ": ", sure] : []));
     }
     // one line per message: two stages failing the same way (a model that is down) read as one
     const drawErrors = () => errors.replaceChildren(...[...new Set(doc.errors.filter((e) => !e.stage)
@@ -507,6 +540,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     const handlers = {
       hit: v.hit, verdict: v.verdict, "explanation-delta": v.delta, explanation: v.explanation,
       decision: v.decision, error: v.error,
+      targeting: (t) => (doc.targeting = t), // whether the decision's confidence is stated (beyondRules)
       done() {
         doc.status = "complete";
         ctx.docs.set(id, doc);
@@ -681,6 +715,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   }
   if (typeof module === "object" && module.exports) {
     module.exports = { TEXTS, CATS, LABELS, SEVS, pickLanguage, strings, fnv1a, chunk, cpToUtf16Index, segments,
-      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken };
+      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken, band, stated, beyondRules,
+      freshAlternatives };
   }
 })();

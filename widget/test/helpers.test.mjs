@@ -239,3 +239,54 @@ describe("collectPosts", () => {
     assert.equal(w.collectPosts([element({ "data-unerase-id": "x".repeat(300) }, "t")], 1)[0].id.length, 200);
   });
 });
+
+describe("confidence in words", () => {
+  test("bands as the demo page does: 0.9, 0.75 and 0.5 are the floors", () => {
+    const words = (c) => w.strings("en").sure[w.band(c)];
+    assert.deepEqual([1, 0.9, 0.899, 0.75, 0.7, 0.5, 0.49, 0.01].map(words), ["very sure", "very sure",
+      "fairly sure", "fairly sure", "not very sure", "not very sure", "unsure", "unsure"]);
+    assert.equal(w.strings("fr").sure[w.band(0.8)], "assez sûr");
+    assert.equal(w.strings("el").sure[w.band(0.95)], "πολύ σίγουρο");
+  });
+  test("every language has the four bands' words", () => {
+    for (const lang of Object.keys(w.TEXTS)) {
+      assert.equal(w.TEXTS[lang].sure.length, 4, lang);
+      assert.equal(new Set(w.TEXTS[lang].sure).size, 4, lang);
+    }
+  });
+  test("is stated for models, precedents, labelled examples and moderators only", () => {
+    for (const by of ["openai:gpt-test", "cache", "precedent", "examples", "moderator"]) assert.ok(w.stated(0.8, by), by);
+    // the rules' constant numbers say nothing, and neither does no number
+    for (const by of ["vocabulary", "sense-cues", "disguise", "", undefined]) assert.ok(!w.stated(0.9, by), String(by));
+    assert.ok(!w.stated(0, "openai:gpt-test"));
+    assert.ok(!w.stated(undefined, "precedent"));
+  });
+});
+
+describe("freshAlternatives", () => {
+  test("leaves out what the suggestion note already names, ignoring case", () => {
+    assert.deepEqual(w.freshAlternatives("Say Roma, or Sinti.", ["roma", "Sinti", "Romani people"]), ["Romani people"]);
+  });
+  test("keeps every term, once, without a note", () => {
+    assert.deepEqual(w.freshAlternatives(null, ["disabled person", "disabled person", "wheelchair user"]),
+      ["disabled person", "wheelchair user"]);
+    assert.deepEqual(w.freshAlternatives("", undefined), []);
+  });
+});
+
+describe("beyondRules (whether a decision's confidence is stated)", () => {
+  const verdict = (status, decided_by) => ({ verdict: { status, decided_by, confidence: 0.9 } });
+  test("a term or the term-free check decided by a model, precedents or examples counts", () => {
+    assert.ok(w.beyondRules({ hits: [verdict("contentious", "openai:gpt-test")] }));
+    assert.ok(w.beyondRules({ hits: [verdict("neutral", "precedent")] }));
+    assert.ok(w.beyondRules({ hits: [], targeting: { status: "not_hateful", decided_by: "cache" } }));
+  });
+  test("the vocabulary's constants and a model that could not decide do not", () => {
+    // a model configured but failing: the terms stay undetermined or are decided by the vocabulary alone
+    const failed = { hits: [verdict("contentious", "vocabulary"), verdict("undetermined", "openai:gpt-test")],
+      targeting: { status: "undetermined", decided_by: "openai:gpt-test" } };
+    assert.ok(!w.beyondRules(failed));
+    assert.ok(!w.beyondRules({ hits: [verdict("contentious", "disguise"), verdict("neutral", "sense-cues")] }));
+    assert.ok(!w.beyondRules({}));
+  });
+});
