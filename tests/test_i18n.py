@@ -7,7 +7,6 @@ checked against the widget's own table, read by running the widget script in nod
 
 from __future__ import annotations
 
-import html
 import json
 import string
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
 from web.i18n import COOKIE, LANGUAGES, LOCALES, catalogue, choose, negotiate
 
@@ -43,7 +43,8 @@ def analysis_id(api: TestClient) -> str:
 
 def said(lang: str, key: str, **params: object) -> str:
     """The catalogue's words as they appear in a page (escaped)."""
-    return html.escape(catalogue(lang)[key].format(**params), quote=False)
+    words = catalogue(lang)[key]
+    return str(escape(words.format(**params) if params else words))
 
 
 # --- negotiation -----------------------------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ def test_a_french_browser_gets_the_demo_in_french(api: TestClient) -> None:
     # the switcher: every language named in itself, the current one marked
     for lang in LANGUAGES:
         assert f'hreflang="{lang}"' in page.text and said(lang, "language.self") in page.text
-    assert 'href="/?lang=fr" lang="fr" hreflang="fr" aria-current="true"' in page.text
+    assert 'href="?lang=fr" lang="fr" hreflang="fr" aria-current="true"' in page.text
 
 
 @pytest.mark.parametrize("header", [None, "ja", "zz;q=;;, ,", "*;q=0.5"])
@@ -169,6 +170,8 @@ def test_the_switcher_choice_is_remembered_and_wins(tmp_path: Path) -> None:
         assert '<html lang="it">' in again.text
         nonsense = fresh.get("/?lang=klingon", headers=HTML)
         assert nonsense.status_code == 200 and '<html lang="it">' in nonsense.text
+        example = fresh.get("/?example=1&lang=pt", headers=HTML)
+        assert 'href="?example=1&amp;lang=de"' in example.text  # the page's other parameters are kept
 
 
 def test_the_text_language_field_of_the_demo_form_is_not_the_page_language(api: TestClient) -> None:
@@ -176,6 +179,18 @@ def test_the_text_language_field_of_the_demo_form_is_not_the_page_language(api: 
     page = api.post("/", data={"text": FLAGGED, "lang": "en"}, headers={**HTML, "Accept-Language": "nl"})
     assert page.status_code == 200 and '<html lang="nl">' in page.text
     assert said("nl", "analysis.h1") in page.text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_streamed_result_fragment_is_in_the_readers_language(api: TestClient, lang: str) -> None:
+    headers = {"HX-Request": "true", "Accept-Language": lang}
+    fragment = api.post("/", data={"text": FLAGGED, "lang": "en"}, headers=headers)
+    assert fragment.status_code == 200, fragment.text
+    assert said(lang, "result.title") in fragment.text and said(lang, "stage.terms") in fragment.text
+    # demo.js fills the elapsed time into the page's own words: their placeholders reach the browser intact
+    assert f'data-words="{said(lang, "result.elapsed")}"' in fragment.text and "{seconds}" in fragment.text
+    form = api.get("/", headers={"Accept-Language": lang}).text
+    assert f'data-analysing="{said(lang, "result.analysing")}"' in form
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -64,8 +64,11 @@ def plural_key(key: str, count: int, lang: str | None = None) -> str:
 
 
 def t(key: str, **params: Any) -> Markup:
-    """For templates: the string escaped, parameters escaped unless already markup (a `<bdi>` isolate)."""
-    return Markup(escape(lookup(key))).format(**params)
+    """For templates: the string escaped, parameters escaped unless already markup (a `<bdi>` isolate).
+
+    Without parameters the placeholders stay as they are: a script fills them (demo.js, the elapsed time)."""
+    words = Markup(escape(lookup(key)))
+    return words.format(**params) if params else words
 
 
 def tn(key: str, count: int, **params: Any) -> Markup:
@@ -126,13 +129,14 @@ def choose(path: str, query: str, cookie_header: str, accept_language: str | Non
 
 
 def switcher_links(url: Any) -> list[tuple[str, str, str]]:
-    """(code, the language's own name, link) for the switcher: the same page with `lang` set."""
-    return [(code, lookup("language.self", code), _path_with(url, code)) for code in LANGUAGES]
+    """(code, the language's own name, link) for the switcher: the same page with `lang` set.
 
-
-def _path_with(url: Any, code: str) -> str:
-    changed = url.include_query_params(lang=code)
-    return f"{changed.path}?{changed.query}"
+    The link is relative ("?lang=de"): it resolves against the address the browser shows, which the demo changes to
+    the permalink after "Analyse" without reloading the header; a path written here would lose the result."""
+    links = []
+    for code in LANGUAGES:
+        links.append((code, lookup("language.self", code), f"?{url.include_query_params(lang=code).query}"))
+    return links
 
 
 class Language:
