@@ -24,6 +24,8 @@ import yaml
 from markupsafe import Markup, escape
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from web.language_names import language_name
+
 LOCALES = Path(__file__).resolve().parent / "locales"
 LANGUAGES = ("en", "fr", "el", "de", "nl", "it", "pt")
 SOURCE = "en"
@@ -129,13 +131,13 @@ def choose(path: str, query: str, cookie_header: str, accept_language: str | Non
 
 
 def switcher_links(url: Any) -> list[tuple[str, str, str]]:
-    """(code, the language's own name, link) for the switcher: the same page with `lang` set.
+    """(code, the language's own name (web/language_names.py), link) for the switcher: the same page with `lang` set.
 
     The link is relative ("?lang=de"): it resolves against the address the browser shows, which the demo changes to
     the permalink after "Analyse" without reloading the header; a path written here would lose the result."""
     links = []
     for code in LANGUAGES:
-        links.append((code, lookup("language.self", code), f"?{url.include_query_params(lang=code).query}"))
+        links.append((code, language_name(code), f"?{url.include_query_params(lang=code).query}"))
     return links
 
 
