@@ -208,6 +208,8 @@ def test_every_reader_page_renders_in_every_language(api: TestClient, analysis_i
     for key in ("analysis.h1", "result.title", "decision.flagged", "card.what", "cat.sexual-orientation"):
         assert said(lang, key) in permalink.text, key
     assert said(lang, "sev.high") in permalink.text or said(lang, "sev.moderate") in permalink.text
+    # the vocabulary's words stay in the text's language, and say so
+    assert '<p lang="en"><bdi>' in permalink.text and '<dd lang="en"><bdi>' in permalink.text
 
     statement = api.get(f"/analyses/{analysis_id}/statement", headers=headers)
     assert statement.status_code == 200 and f'<html lang="{lang}">' in statement.text

@@ -227,7 +227,8 @@ class HTMLStream:
             state = "skipped" if data["status"] == "skipped" else "done"
             return [self._message(kind, str(m.targeting(data)) + self._stage("targeting", state), number)]
         if kind == "explanation":
-            fragment = str(m.explanation(data, list(self.hits.values()))) + self._stage("explanation", "done")
+            fragment = str(m.explanation(data, list(self.hits.values()), self.language))
+            fragment += self._stage("explanation", "done")
             return [self._message(kind, fragment, number)]
         if kind == "decision":
             label = label_words(data["label"])
