@@ -27,7 +27,10 @@
       const steps = section.querySelectorAll(".stages .stage");
       const left = section.querySelectorAll(".stages .stage.pending, .stages .stage.running").length;
       const seconds = Math.round((Date.now() - started) / 1000);
-      elapsed.textContent = "Running for " + seconds + " s · " + left + " of " + steps.length + " steps left";
+      // the words come from the page, in its language (templates/_analysis.html, web/locales)
+      const values = { seconds: seconds, left: left, total: steps.length };
+      const words = elapsed.dataset.words || "Running for {seconds} s · {left} of {total} steps left";
+      elapsed.textContent = words.replace(/\{(seconds|left|total)\}/g, (_, name) => String(values[name]));
     };
     const timer = setInterval(tick, 1000);
     tick();
@@ -37,7 +40,8 @@
   document.addEventListener("htmx:sseMessage", () => tick());
   document.addEventListener("htmx:oobAfterSwap", () => tick());
   document.addEventListener("htmx:beforeRequest", (event) => {
-    if (event.detail.elt.matches && event.detail.elt.matches("form.analyse")) say("Analysing…");
+    const form = event.detail.elt;
+    if (form.matches && form.matches("form.analyse")) say(form.dataset.analysing || "Analysing…");
   });
   document.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target.id !== "result") return;

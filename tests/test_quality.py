@@ -398,7 +398,7 @@ def test_statement_of_a_quoted_slur_says_the_text_was_not_judged_hateful(api: Te
     analysis_id = analyse(api, 'My brother was called a "junkie" for years; please stop using that word.')
     page = api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "text/html"})
     assert "Your text was <strong>not flagged</strong>" in page.text
-    assert "Your text was <strong>not judged hateful</strong>: the words below were recognised as\nquoted" in page.text
+    assert "Your text was <strong>not judged hateful</strong>: the words below were recognised as quoted" in page.text
     assert "could not be decided" not in page.text and "quoted, not used against anyone." in page.text
     body = statement_json(api, analysis_id)
     assert body["decision"]["label"] == "not_flagged" and body["decision"]["uses"] == ["quoted"]

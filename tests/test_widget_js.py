@@ -97,9 +97,11 @@ def test_script_is_utf8_without_bom() -> None:
 def test_the_widget_bands_confidence_as_the_demo_page_does() -> None:
     # the widget's floors (widget/unerase-widget.js `band`) are the demo's CONFIDENCE_BANDS, so a reader sees the
     # same words for the same number on the demo page and in a forum
+    # (the words in every language: tests/test_i18n.py compares the widget's table with web/locales)
+    from web.i18n import catalogue
     from web.render import CONFIDENCE_BANDS
 
     floors = ", ".join(str(floor) for floor, _ in CONFIDENCE_BANDS)
     assert f"const band = (c) => [{floors}, -1].findIndex" in SCRIPT.read_text(encoding="utf-8")
-    english = [words for _, words in CONFIDENCE_BANDS] + ["unsure"]
+    english = [catalogue("en")[key] for _, key in CONFIDENCE_BANDS] + [catalogue("en")["confidence.unsure"]]
     assert f"sure: [{', '.join(map(repr, english))}]".replace("'", '"') in SCRIPT.read_text(encoding="utf-8")

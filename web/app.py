@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engine.analysis import BackendRouter
 from engine.paths import PROJECT_ROOT
-from web import errors, evaluation_report, language_names
+from web import errors, evaluation_report, i18n, language_names
 from web.auth import current_session
 from web.batches import BatchWorker
 from web.bodylimit import BodyLimit, upload_routes
@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
 
     app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates", context_processors=[status_line])
     install_filters(app.state.templates.env)
+    i18n.install(app.state.templates.env)
     evaluation_report.install(app.state.templates.env)
     language_names.install(app.state.templates.env)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
@@ -90,6 +91,8 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
     uploads = upload_routes(app.routes)
     limits = {"limit": settings.max_body_bytes, "upload_limit": settings.max_upload_bytes}
     app.add_middleware(BodyLimit, **limits, uploads=uploads)
+    # the reader's language, for every page and the fragments streamed into it (docs/i18n.md)
+    app.add_middleware(i18n.Language)
     app.add_middleware(SecurityHeaders)
     return app
 

@@ -19,17 +19,25 @@ from markupsafe import Markup
 from sse_starlette import ServerSentEvent
 
 from engine.explain import fresh_alternatives
+from web.i18n import catalogue, lookup, plural_key, text
 from web.store import StoredEvent
 
-CATEGORY_WORDS = {"migration-colonial-past": "migration and colonial past", "socioeconomic-status": "social class"}
+# Every word a reader sees comes from the request's language (web/i18n.py, web/locales/); moderator pages get English.
+
+
+def _known(key: str) -> bool:
+    return key in catalogue("en")
 
 
 def category_words(category: str) -> str:
     """A category id as the pages say it ("sexual-orientation" -> "sexual orientation")."""
-    return CATEGORY_WORDS.get(category, category.replace("-", " "))
+    key = f"cat.{category}"
+    return lookup(key) if _known(key) else category.replace("-", " ")
 
 
-LABEL_WORDS = {"flagged": "flagged", "not_flagged": "not flagged", "needs_review": "needs review"}
+def label_words(label: str) -> str:
+    key = f"label.{label}"
+    return lookup(key) if _known(key) else label
 
 
 def in_words(stats: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +45,7 @@ def in_words(stats: dict[str, Any]) -> dict[str, Any]:
     return {
         **stats,
         "categories": [(category_words(name), count) for name, count in stats["categories"]],
-        "decisions": [(LABEL_WORDS.get(name, name), count) for name, count in stats["decisions"]],
+        "decisions": [(label_words(name), count) for name, count in stats["decisions"]],
     }
 
 
@@ -56,25 +64,25 @@ def install_filters(env: Environment) -> None:
     env.filters["reader_reason"] = reader_reason
     env.filters["group_status"] = group_status
     env.filters["and_join"] = and_join
-    env.globals["reader_undecided"] = READER_UNDECIDED
+    env.globals["reader_undecided"] = READER_UNDECIDED  # English: the review pages' word for it
 
 
 def and_join(items: Sequence[str]) -> str:
     """ "a, b and c": lists in sentences read as prose."""
     items = list(items)
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+    return ", ".join(items[:-1]) + lookup("and") + items[-1] if len(items) > 1 else "".join(items)
 
 
 # What a confidence means to a reader; the number itself is offered on demand (a title), never as the headline,
 # because it is the model's or the rules' own estimate, not a measured probability.
-CONFIDENCE_BANDS = ((0.9, "very sure"), (0.75, "fairly sure"), (0.5, "not very sure"))
+CONFIDENCE_BANDS = ((0.9, "confidence.very"), (0.75, "confidence.fairly"), (0.5, "confidence.not_very"))
 
 
 def confidence_words(confidence: float) -> str:
-    for floor, words in CONFIDENCE_BANDS:
+    for floor, key in CONFIDENCE_BANDS:
         if confidence >= floor:
-            return words
-    return "unsure"
+            return lookup(key)
+    return lookup("confidence.unsure")
 
 
 def term_groups(hits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -99,45 +107,49 @@ def group_status(group: dict[str, Any]) -> tuple[str, str]:
     verdicts = [h.get("verdict") or {} for h in group["hits"]]
     # a use that is no attack (quoted, reported, reclaimed, historical) is said as the single badges say it
     uses = {v.get("use") or "attack" for v in verdicts}
-    use = "" if len(uses) != 1 or "attack" in uses else f" · {uses.pop()}, not an attack"
+    use = "" if len(uses) != 1 or "attack" in uses else " · " + text("badge.not_an_attack", use=_use_word(uses.pop()))
     statuses = [v.get("status", "pending") for v in verdicts]
     counts = dict.fromkeys(statuses, 0)
     for status in statuses:
         counts[status] += 1
     if len(counts) == 1:
         status = statuses[0]
-        return status, VERDICT_WORDS.get(status, "checking the context…") + use
-    words = ", ".join(f"{n} {VERDICT_WORDS.get(status, 'being checked')}" for status, n in counts.items())
+        return status, verdict_words(status, "badge.pending") + use
+    words = ", ".join(f"{n} {verdict_words(status, 'badge.being_checked')}" for status, n in counts.items())
     return "mixed", words + use
 
 
 # Engine reasons (engine/decision.py) carry details for moderators: a parser's complaint, a threshold. Readers get
 # what it means for them; the API and the review pages keep the reasons as they are.
 READER_UNDECIDED = "The automatic check could not decide; a moderator will look."
+# the engine counts occurrences: a text that repeats one term eight times has eight "uses"
 _READER_REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (re.compile(r"^(\d+) contentious term\(s\)$"), lambda m: f"{_uses(int(m[1]))} in an offensive sense"),
+    (re.compile(r"^(\d+) contentious term\(s\)$"), lambda m: _counted("reason.uses", int(m[1]))),
     (
         re.compile(r"^(\d+) (?:ambiguous )?term\(s\) could not be decided$"),
-        lambda m: f"{_terms(int(m[1]))} whose meaning here could not be decided; a moderator will look",
+        lambda m: _counted("reason.undecided", int(m[1])),
     ),
-    (re.compile(r"^the term-free check was undetermined"), lambda m: "the check without the vocabulary " + _UNDECIDED),
-    (re.compile(r"^deferred: confidence"), lambda m: "the automatic check was not sure enough; a moderator decides"),
+    (re.compile(r"^the term-free check was undetermined"), lambda m: lookup("reason.targeting_undecided")),
+    (re.compile(r"^deferred: confidence"), lambda m: lookup("reason.deferred")),
+    (re.compile(r"^vocabulary-only mode"), lambda m: lookup("reason.vocabulary_only")),
     (
-        re.compile(r"^vocabulary-only mode"),
-        lambda m: "without a language model, attacks that use no listed word were not looked for",
+        re.compile(r"^no contentious term, and the term-free check found no attack$"),
+        lambda m: lookup("reason.no_attack"),
     ),
-    (re.compile(r"^no contentious term, and the term-free check found no attack$"), lambda m: "no attack was found"),
 )
-_UNDECIDED = "could not decide; a moderator will look"
 
 
-def _uses(count: int) -> str:
-    # the engine counts occurrences: a text that repeats one term eight times has eight
-    return "1 term used" if count == 1 else f"{count} uses of listed terms"
+def _counted(key: str, count: int) -> str:
+    return text(plural_key(key, count), count=count)
 
 
-def _terms(count: int) -> str:
-    return "1 term" if count == 1 else f"{count} terms"
+def _use_word(use: str) -> str:
+    return lookup(f"use.{use}") if _known(f"use.{use}") else use
+
+
+def verdict_words(status: str, otherwise: str) -> str:
+    """A verdict's badge words ("offensive here"); `otherwise` is the key for a verdict not yet known."""
+    return lookup(f"badge.{status}") if status in ("contentious", "neutral", "undetermined") else lookup(otherwise)
 
 
 def reader_reason(reason: str) -> str:
@@ -149,7 +161,6 @@ def reader_reason(reason: str) -> str:
 
 
 STAGES = ("terms", "context", "targeting", "explanation", "decision")
-VERDICT_WORDS = {"contentious": "offensive here", "neutral": "neutral use here", "undetermined": "undetermined"}
 
 
 def segments(text: str, hits: Sequence[dict[str, Any]]) -> list[tuple[str, dict[str, Any] | None]]:
@@ -202,7 +213,7 @@ class HTMLStream:
         if kind == "verdict" and data["hit_id"] in self.hits:
             hit = self.hits[data["hit_id"]]
             hit["verdict"] = data
-            words = VERDICT_WORDS.get(data["status"], data["status"])
+            words = verdict_words(data["status"], "badge.pending")
             group = next(g for g in term_groups(list(self.hits.values())) if hit in g["hits"])
             fragment = (
                 str(m.verdict_badge(hit, True))
@@ -216,14 +227,15 @@ class HTMLStream:
             state = "skipped" if data["status"] == "skipped" else "done"
             return [self._message(kind, str(m.targeting(data)) + self._stage("targeting", state), number)]
         if kind == "explanation":
-            fragment = str(m.explanation(data, list(self.hits.values()))) + self._stage("explanation", "done")
+            fragment = str(m.explanation(data, list(self.hits.values()), self.language))
+            fragment += self._stage("explanation", "done")
             return [self._message(kind, fragment, number)]
         if kind == "decision":
-            label = LABEL_WORDS.get(data["label"], data["label"])
+            label = label_words(data["label"])
             fragment = (
                 str(m.decision(data, self.models))
                 + self._stage("decision", "done", label)
-                + str(m.announce(f"Decision: {label}."))
+                + str(m.announce(text("announce.decision", label=label)))
             )
             return [self._message(kind, fragment, number)]
         if kind == "error":
@@ -236,7 +248,7 @@ class HTMLStream:
             # stages that sent nothing (an analysis cut short) stop saying "pending"
             left = [name for name in STAGES if name not in self.finished]
             fragment = str(m.done(data)) + "".join(self._stage(name, "skipped") for name in left)
-            fragment += str(m.announce("Analysis finished."))
+            fragment += str(m.announce(lookup("announce.finished")))
             return [self._message(kind, fragment, number)]
         return []  # explanation-delta: the page shows the whole explanation when it is ready
 
@@ -248,16 +260,18 @@ class HTMLStream:
     def _context_stage(self) -> str:
         checked = sum(1 for hit in self.hits.values() if hit["verdict"] is not None)
         if checked < len(self.hits):
-            return self._stage("context", "running", f"{checked} of {len(self.hits)} checked")
-        return self._stage("context", "done", f"{len(self.hits)} checked" if self.hits else "no term to check")
+            return self._stage("context", "running", text("stage.checked_of", checked=checked, total=len(self.hits)))
+        done = text("stage.checked", count=len(self.hits)) if self.hits else lookup("stage.nothing_to_check")
+        return self._stage("context", "done", done)
 
     def _hits_message(self, number: int) -> ServerSentEvent:
         hits = list(self.hits.values())
         fragment = str(self.macros.hits_block(self.text, segments(self.text, hits), hits, self.language))
         terms = len(term_groups(hits))
-        found = f"{terms} term{'' if terms == 1 else 's'} found" if hits else "no term found"
+        found = _counted("found", terms) if hits else lookup("found.none")
+        said = _counted("announce", terms) if hits else lookup("announce.none")
         fragment += self._stage("terms", "done", found) + self._context_stage()
-        fragment += str(self.macros.announce(f"{found[0].upper()}{found[1:]}."))
+        fragment += str(self.macros.announce(said))
         return self._message("hit", fragment, number)
 
     @staticmethod
