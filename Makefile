@@ -7,9 +7,9 @@ STAMP := $(VENV)/.installed
 .PHONY: setup serve test test-fast e2e lint bench bench-matcher bench-llm bench-web bench-precedents bench-uses clean
 
 # llama-cpp-python compiles llama.cpp on install. Its default, -march=native, turns on every instruction set the
-# build machine has; on CPUs with AMX (Sapphire Rapids and later) that build crashed in its first decode here
-# (a segmentation fault inside llama_decode, in every test that runs a model). A portable x86-64 build with
-# AVX2 is fast enough for the small test model and runs wherever it is built. Pip's wheel cache is bypassed so a
+# build machine has; on this workplace's CPUs (AVX512 with AMX) that build crashed in its first decode (a
+# segmentation fault inside llama_decode, in every test that runs a model), while a portable x86-64 build with
+# AVX2 runs, is fast enough for the small test model, and runs wherever it is built. Pip's wheel cache is bypassed so a
 # native wheel built earlier on this machine is never reused. Override with LLAMA_CMAKE_ARGS=... (e.g. on ARM).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
