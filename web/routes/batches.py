@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from sse_starlette import ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
@@ -238,28 +238,26 @@ def _download(services: Services, job_id: str, kind: str, chosen: RecordFilter) 
 LABEL_HELP = f"Only records with these labels, comma-separated: {', '.join(SUBSETS)} (failed: not analysed)"
 
 
-@router.get("/api/v1/batches/{job_id}/results.jsonl", responses=PROBLEM_RESPONSES)
-async def results_jsonl(
-    job_id: str,
-    services: ServicesDep,
+def downloaded_records(
     label: Annotated[str, Query(description=LABEL_HELP)] = "",
     term: Annotated[str, Query(description="Only records with this term (not in a neutral use)")] = "",
     category: Annotated[str, Query(description="Only records about this targeted characteristic")] = "",
-) -> StreamingResponse:
-    chosen = RecordFilter.parse(label, term, category)
+) -> RecordFilter:
+    """The records a download asks for: the same three filters for both formats."""
+    return RecordFilter.parse(label, term, category)
+
+
+RecordFilterDep = Annotated[RecordFilter, Depends(downloaded_records)]
+
+
+@router.get("/api/v1/batches/{job_id}/results.jsonl", responses=PROBLEM_RESPONSES)
+async def results_jsonl(job_id: str, services: ServicesDep, chosen: RecordFilterDep) -> StreamingResponse:
     await load_job(services, job_id)
     return _download(services, job_id, "jsonl", chosen)
 
 
 @router.get("/api/v1/batches/{job_id}/results.csv", responses=PROBLEM_RESPONSES)
-async def results_csv(
-    job_id: str,
-    services: ServicesDep,
-    label: Annotated[str, Query(description=LABEL_HELP)] = "",
-    term: Annotated[str, Query(description="Only records with this term (not in a neutral use)")] = "",
-    category: Annotated[str, Query(description="Only records about this targeted characteristic")] = "",
-) -> StreamingResponse:
-    chosen = RecordFilter.parse(label, term, category)
+async def results_csv(job_id: str, services: ServicesDep, chosen: RecordFilterDep) -> StreamingResponse:
     await load_job(services, job_id)
     return _download(services, job_id, "csv", chosen)
 
