@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 from engine.errors import UneraseError
+from engine.jsonlines import UnreadableLine, parse_line
 
 Format = Literal["csv", "jsonl", "zip"]
 FORMATS: tuple[Format, ...] = ("csv", "jsonl", "zip")
@@ -307,11 +308,9 @@ def _read_jsonl(data: bytes, limits: BatchLimits) -> Iterator[Record | RowError]
 
 def _jsonl_record(number: int, line: str, limits: BatchLimits) -> Record | RowError:
     try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return RowError(number, f"not valid JSON ({exc.msg} at column {exc.colno}); {_JSONL_SHAPE}")
-    except RecursionError:  # arrays or objects nested deeper than the parser's stack (`[` x 100,000)
-        return RowError(number, f"the JSON is nested too deeply to read; {_JSONL_SHAPE}")
+        value = parse_line(line)
+    except UnreadableLine as exc:
+        return RowError(number, f"{exc.problem}; {_JSONL_SHAPE}")
     if not isinstance(value, dict):
         return RowError(number, f"the line holds a JSON {_json_type(value)}, not an object; {_JSONL_SHAPE}")
     raw_id = value.get("id")

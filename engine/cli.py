@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from engine.detector import Detection, Detector
 from engine.errors import UneraseError
+from engine.jsonlines import UnreadableLine, parse_line
 from engine.paths import shipped_vocabularies
 from engine.scope import Scope
 from engine.vocabulary.loader import load_vocabularies
@@ -65,12 +66,9 @@ def _records(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | None, str 
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, None, f"not valid JSON ({exc.msg} at column {exc.colno}); expected one object per line"
-            continue
-        except RecursionError:  # nested deeper than the parser's stack (`[` x 100,000)
-            yield number, None, "the JSON is nested too deeply to read; expected one object per line"
+            record = parse_line(line)
+        except UnreadableLine as exc:
+            yield number, None, f"{exc.problem}; expected one object per line"
             continue
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
             yield number, None, 'expected an object like {"id": ..., "text": "...", "lang": "en"} with a string "text"'

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import UneraseError
+from engine.jsonlines import UnreadableLine, parse_line
 
 _BOM = "\ufeff"
 _DELIMITERS = ",;\t"
@@ -264,14 +264,11 @@ def _jsonl(text: str, name: str, columns: Columns, labels: Labels) -> Iterator[L
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
+            value = parse_line(line)
+        except UnreadableLine as exc:
+            where = "" if exc.column is None else f", column {exc.column}"
             raise LabelledFileError(
-                f"{name}: line {number}, column {exc.colno}: not valid JSON ({exc.msg}); expected one object per line"
-            ) from None
-        except RecursionError:  # nested deeper than the parser's stack (`[` x 100,000)
-            raise LabelledFileError(
-                f"{name}: line {number}: the JSON is nested too deeply to read; expected one object per line"
+                f"{name}: line {number}{where}: {exc.reason}; expected one object per line"
             ) from None
         if not isinstance(value, dict):
             raise LabelledFileError(f"{name}: line {number}, column 1: expected a JSON object")

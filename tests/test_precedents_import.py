@@ -184,3 +184,16 @@ def test_detect_and_analyze_with_site_apply_its_term_rules(site: str, capsys: py
     assert code == 0 and "crippled" not in verdicts_of(out)
     code, _, err = run(capsys, "analyze", text, "--site", "s_nope")
     assert code == 2 and "no site has the key 's_nope'" in err
+
+
+def test_a_jsonl_line_nested_too_deeply_is_refused_not_a_crash(
+    site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "decisions.jsonl"
+    lines = ["[" * 100_000, json.dumps({"post": RAIL[1], "word": "crippled", "decision": "neutral"})]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, _ = run(capsys, *import_args(path, site, "--lang", "en", "--json"))
+    report = json.loads(out)
+    assert code == 3
+    assert (report["rows"], report["used"]) == (2, 1)
+    assert report["refused"] == [{"line": 1, "reason": "the JSON is nested too deeply to read"}]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from sqlmodel import Session
 
 from engine.detector import Detector
 from engine.errors import UneraseError
+from engine.jsonlines import UnreadableLine, parse_line
 from engine.precedents import VERDICTS
 from engine.scope import Scope
 from web import precedents
@@ -90,9 +90,9 @@ def read_rows(path: Path, columns: Columns) -> Iterator[tuple[int, dict[str, Any
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                yield number, None, f"not valid JSON ({exc.msg})"
+                record = parse_line(raw)
+            except UnreadableLine as exc:
+                yield number, None, exc.reason
                 continue
             if not isinstance(record, dict):
                 yield number, None, "not a JSON object"
