@@ -198,10 +198,13 @@ def install(env: Any) -> None:
     # markup placed into a translated sentence: a command or a code, a link
     env.globals["code_markup"] = lambda value: Markup("<code>%s</code>") % value
     env.globals["link_markup"] = lambda href, words: Markup('<a href="%s">%s</a>') % (href, words)
-    env.globals["download_link"] = lambda id, href, words: Markup('<a id="%s" href="%s" download>%s</a>') % (
-        id,
-        href,
-        words,
+    env.globals["download_link"] = lambda id, href, words: (
+        Markup('<a id="%s" href="%s" download>%s</a>')
+        % (
+            id,
+            href,
+            words,
+        )
     )
     env.filters["label"] = label_words
     env.filters["role"] = lambda role: lookup(f"role.{role}") if f"role.{role}" in catalogue(SOURCE) else role
