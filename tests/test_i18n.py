@@ -251,7 +251,7 @@ STAFF_TOKEN = "an-admin-token-for-i18n"
 FORUM = "https://forum.example"
 DEFERRED = "the strike left him crippled"  # an ambiguous term and no model: needs review
 # content, not chrome: the English test texts, the user, file and site names, codes and numbers
-CONTENT = {"boss", "rows.csv", "Riverside", FLAGGED, DEFERRED, "he was quoting", "a perfectly friendly sentence"}
+CONTENT = {"boss", "rows.csv", "Riverside", FORUM, FLAGGED, DEFERRED, "he was quoting", "a perfectly friendly sentence"}
 CONTENT |= {"faggot", "junkie", "crippled"}  # the vocabulary's terms, in the report's term filter
 
 
@@ -363,6 +363,8 @@ STAFF_PAGES = {
     "/batches/{job}/report": ("report.downloads", "report.records", "report.charts", "report.frequent_terms"),
     "/admin/sites?added={key}": ("sites.h1", "sites.lead", "sites.origins", "sites.add_button", "sites.copy"),
     "/account": ("login.account",),
+    "/review/quality": ("quality.h1", "quality.lead", "quality.deferral_rate", "quality.per_term", "quality.ece"),
+    "/admin/sites/{key}?saved=values": ("site.saved.values", "site.values", "site.value_fp", "site.no_proposal"),
 }
 
 

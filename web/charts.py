@@ -170,13 +170,15 @@ def line_chart(
     scale = _Scale(box, _span(min(xs), max(xs)), _span(min(ys), max(ys)))
     chart_id = _chart_id(title)
 
-    described = "; ".join(f"{name} ({len(points)} point{'s' if len(points) != 1 else ''})" for _, name, points in drawn)
-    description = (
-        f"{x_label} from {_number(scale.x_range[0])} to {_number(scale.x_range[1])}; "
-        f"{y_label} from {_number(scale.y_range[0])} to {_number(scale.y_range[1])}; {described}"
+    # in the page's language, as the screen reader reads it out (web/locales: chart.*)
+    described = "; ".join(
+        text(plural_key("chart.points", len(points)), name=name, count=len(points)) for _, name, points in drawn
     )
+    x_span = text("chart.axis", axis=x_label, low=_number(scale.x_range[0]), high=_number(scale.x_range[1]))
+    y_span = text("chart.axis", axis=y_label, low=_number(scale.y_range[0]), high=_number(scale.y_range[1]))
+    description = f"{x_span}; {y_span}; {described}"
     if marker is not None:
-        description += f"; marked: {marker[1]} at {_number(marker[0])}"
+        description += text("chart.marked", label=marker[1], x=_number(marker[0]))
 
     parts = [*_opening("chart line-chart", chart_id, width, height, title, description), _axes(scale, x_label, y_label)]
     for index, name, points in drawn:

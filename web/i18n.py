@@ -32,7 +32,7 @@ SOURCE = "en"
 COOKIE = "unerase_lang"
 COOKIE_SECONDS = 365 * 24 * 3600
 # pages not translated yet: English only, and no switcher (docs/i18n.md)
-ENGLISH_ONLY = ("/review/quality", "/admin/sites/", "/admin/evaluations")
+ENGLISH_ONLY = ("/admin/evaluations",)
 
 current: ContextVar[str] = ContextVar("unerase_lang", default=SOURCE)
 
