@@ -251,7 +251,8 @@ STAFF_TOKEN = "an-admin-token-for-i18n"
 FORUM = "https://forum.example"
 DEFERRED = "the strike left him crippled"  # an ambiguous term and no model: needs review
 # content, not chrome: the English test texts, the user, file and site names, codes and numbers
-CONTENT = {"boss", "rows.csv", "Riverside", FORUM, FLAGGED, DEFERRED, "he was quoting", "a perfectly friendly sentence"}
+CONTENT = {"boss", "rows.csv", "labelled.csv", "Riverside", FORUM, FLAGGED, DEFERRED, "he was quoting"}
+CONTENT |= {"a perfectly friendly sentence"}
 CONTENT |= {"faggot", "junkie", "crippled"}  # the vocabulary's terms, in the report's term filter
 
 
@@ -350,7 +351,26 @@ def staff(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient
         assert csrf is not None
         decided = api.post(f"/review/{disputed}", data={"csrf": csrf[1], "action": "overturn:not_flagged"})
         assert decided.status_code == 200, decided.text
-        yield api, {"key": key, "item": results["d"]["analysis_id"], "decided": disputed, "job": job}
+        # an evaluation on a small labelled file, and the fairness audit of English
+        form = re.search(r'name="csrf" value="([^"]+)"', api.get("/admin/evaluations").text)
+        assert form is not None
+        labelled = f"text,label\n{FLAGGED},hateful\na perfectly friendly sentence,ok\n{DEFERRED},ok\n".encode()
+        sent = api.post(
+            "/admin/evaluations",
+            files={"file": ("labelled.csv", labelled)},
+            data={"csrf": form[1], "positive": "hateful"},
+            follow_redirects=False,
+        )
+        audit = api.post("/admin/evaluations/audit", data={"csrf": form[1], "language": "en"}, follow_redirects=False)
+        assert sent.status_code == audit.status_code == 303, (sent.text, audit.text)
+        evaluation, fairness = sent.headers["location"], audit.headers["location"]
+        for path in (evaluation, fairness):
+            deadline = time.monotonic() + 60
+            while 'id="evaluation-result"' not in api.get(path).text:  # bounded
+                assert time.monotonic() < deadline, f"{path} shows no report after 60 s"
+                time.sleep(0.2)
+        ids = {"key": key, "item": results["d"]["analysis_id"], "decided": disputed, "job": job}
+        yield api, {**ids, "evaluation": evaluation, "audit": fairness}
 
 
 STAFF_PAGES = {
@@ -365,6 +385,9 @@ STAFF_PAGES = {
     "/account": ("login.account",),
     "/review/quality": ("quality.h1", "quality.lead", "quality.deferral_rate", "quality.per_term", "quality.ece"),
     "/admin/sites/{key}?saved=values": ("site.saved.values", "site.values", "site.value_fp", "site.no_proposal"),
+    "/admin/evaluations": ("evals.h1", "evals.lead", "evals.file_title", "evals.run_audit", "evals.past"),
+    "{evaluation}": ("evals.fig.counted", "evals.confusion", "evals.chart.outcomes", "evals.report_json"),
+    "{audit}": ("evals.audit", "evals.p_value", "evals.mean_delta", "evals.results_csv"),
 }
 
 
@@ -383,7 +406,8 @@ def test_every_staff_page_speaks_the_browsers_language(staff: tuple[TestClient, 
         for key in keys:
             assert said(lang, key) in page.text, (path, key)
         if lang != "en":
-            assert english_left(english.text, page.text, lang, {*CONTENT, *ids.values()}) == [], path
+            left = english_left(english.text, page.text, lang, {*CONTENT, *ids.values()})
+            assert left == [], (path, left)
 
 
 def test_the_staff_pages_messages_are_translated(staff: tuple[TestClient, dict[str, str]]) -> None:

@@ -6,8 +6,7 @@ also sets the `unerase_lang` cookie, so the choice sticks), that cookie, the bro
 
 The middleware keeps the choice in a context variable for the request, so that templates, imported macros and the
 SSE renderer (which renders fragments long after the route returned) all read it without it being passed around.
-The pages of moderators, archivists and admins are translated too; the few not translated yet (ENGLISH_ONLY) get
-English whatever the reader asked for, so that a page is never half in one language and half in another.
+Every page follows these rules, the pages of moderators, archivists and admins as well as the readers' ones.
 """
 
 from __future__ import annotations
@@ -31,8 +30,6 @@ LANGUAGES = ("en", "fr", "el", "de", "nl", "it", "pt")
 SOURCE = "en"
 COOKIE = "unerase_lang"
 COOKIE_SECONDS = 365 * 24 * 3600
-# pages not translated yet: English only, and no switcher (docs/i18n.md)
-ENGLISH_ONLY = ("/admin/evaluations",)
 
 current: ContextVar[str] = ContextVar("unerase_lang", default=SOURCE)
 
@@ -116,8 +113,6 @@ def known(value: str | None) -> str | None:
 
 def choose(path: str, query: str, cookie_header: str, accept_language: str | None) -> tuple[str, str | None]:
     """(the page's language, a language to remember in the cookie or None)."""
-    if path.startswith(ENGLISH_ONLY):
-        return SOURCE, None
     asked = known((parse_qs(query).get("lang") or [""])[0])
     if asked:
         return asked, asked
@@ -192,7 +187,6 @@ def install(env: Any) -> None:
     env.globals["tn"] = tn
     env.globals["ui_lang"] = current.get
     env.globals["ui_languages"] = switcher_links
-    env.globals["english_only_paths"] = ENGLISH_ONLY
     env.globals["has_t"] = lambda key: key in catalogue(SOURCE)
     env.globals["detail_lang"] = detail_lang
     # markup placed into a translated sentence: a command or a code, a link
