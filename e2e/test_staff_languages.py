@@ -1,7 +1,8 @@
 """The pages of moderators, archivists and admins in the browser's language (issue 16), in a real Chromium.
 
 A French moderator logs in, reads the queue and an item, decides and sees the "saved" message in French; a German
-admin adds a site and copies its snippet, and runs a batch to its report; a Greek moderator reads the longest pages
+admin adds a site and copies its snippet, opens its values page, the evaluations and the quality page, and runs a
+batch to its report; a Greek moderator reads the longest pages
 on a phone. Every page: `<html lang>` right, no sideways scrolling at 390 px, and axe-core finds nothing serious or
 critical (axe is vendored in e2e/vendor and injected, so these contexts bypass the app's CSP for the test only).
 
@@ -147,6 +148,16 @@ def test_a_german_admin_adds_a_site_and_runs_a_batch_in_german(new_page: NewPage
     flash.get_by_role("button", name=DE["sites.copy"]).click()
     expect(flash.locator(".copied")).to_have_text(DE["sites.copied"])
     check_page(page, "de", "admin-de-1280")
+    key = page.url.split("added=", 1)[1].split("#", 1)[0]
+    page.goto(f"{app}/admin/sites/{key}")
+    expect(page.locator("#values-title")).to_have_text(DE["site.values"])
+    check_page(page, "de", "admin-site-de-1280")
+    page.goto(f"{app}/admin/evaluations")
+    expect(page.locator("h1")).to_have_text(DE["evals.h1"])
+    check_page(page, "de", "evaluations-de-1280")
+    page.goto(f"{app}/review/quality")
+    expect(page.locator("h1")).to_have_text(DE["quality.h1"])
+    check_page(page, "de", "quality-de-1280")
 
     page.goto(app + "/batches")
     expect(page.locator("h1")).to_have_text(DE["batches.h1"])
@@ -165,7 +176,14 @@ def test_a_german_admin_adds_a_site_and_runs_a_batch_in_german(new_page: NewPage
     phone = open_in(new_page, "de-phone", "de-DE", PHONE)
     log_in(phone, app, "/admin/sites", DE, ADMIN)
     check_page(phone, "de", "admin-de-390")
-    pages = {"batches-de-390": app + "/batches", "batch-de-390": job_url, "report-de-390": job_url + "/report"}
+    pages = {
+        "batches-de-390": app + "/batches",
+        "batch-de-390": job_url,
+        "report-de-390": job_url + "/report",
+        "admin-site-de-390": f"{app}/admin/sites/{key}",
+        "evaluations-de-390": f"{app}/admin/evaluations",
+        "quality-de-390": f"{app}/review/quality",
+    }
     for name, url in pages.items():
         phone.goto(url)
         check_page(phone, "de", name)
