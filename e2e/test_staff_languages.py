@@ -1,6 +1,7 @@
 """The pages of moderators, archivists and admins in the browser's language (issue 16), in a real Chromium.
 
-A French moderator logs in, reads the queue and an item, decides and sees the "saved" message in French; a German
+A French moderator logs in, reads the queue and an item, decides and sees the "saved" message in French, and a French
+admin reads the sites page; a German
 admin adds a site and copies its snippet, opens its values page, the evaluations and the quality page, and runs a
 batch to its report; a Greek moderator reads the longest pages
 on a phone. Every page: `<html lang>` right, no sideways scrolling at 390 px, and axe-core finds nothing serious or
@@ -123,6 +124,13 @@ def test_a_french_moderator_reviews_in_french(new_page: NewPage, app: str) -> No
     phone.goto(f"{app}/review/decided")
     expect(phone.locator("h1")).to_have_text(FR["decided_view.h1"])
     check_page(phone, "fr", "review-decided-fr-390")
+
+    # a French admin too: the sites page, and the form that adds one
+    admin = open_in(new_page, "fr-admin-phone", "fr-FR", PHONE)
+    log_in(admin, app, "/admin/sites", FR, ADMIN)
+    expect(admin.locator("h1")).to_have_text(FR["sites.h1"])
+    expect(admin.get_by_role("button", name=FR["sites.add_button"])).to_be_visible()
+    check_page(admin, "fr", "admin-fr-390")
 
 
 def three_rows(path: Path) -> Path:
