@@ -1,10 +1,9 @@
 """The pages of moderators, archivists and admins in the browser's language (issue 16), in a real Chromium.
 
 A French moderator logs in, reads the queue and an item, decides and sees the "saved" message in French, and a French
-admin reads the sites page; a German
-admin adds a site and copies its snippet, opens its values page, the evaluations and the quality page, and runs a
-batch to its report; a Greek moderator reads the longest pages
-on a phone. Every page: `<html lang>` right, no sideways scrolling at 390 px, and axe-core finds nothing serious or
+admin reads the sites page; a German admin adds a site and copies its snippet, opens its values page, the
+evaluations and the quality page, and runs a batch to its report; a Greek moderator reads the longest pages on a
+phone. Every page: `<html lang>` right, no sideways scrolling at 390 px, and axe-core finds nothing serious or
 critical (axe is vendored in e2e/vendor and injected, so these contexts bypass the app's CSP for the test only).
 
 The items are German analyses sent to the API whose word "Kartoffel" the vocabulary cannot settle without a
