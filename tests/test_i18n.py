@@ -25,6 +25,7 @@ from markupsafe import escape
 from web.charts import bar_chart
 from web.i18n import COOKIE, LANGUAGES, LOCALES, catalogue, choose, current, negotiate
 from web.language_names import LANGUAGE_NAMES
+from web.review_words import queue_reason
 
 from .test_auth import add_user, login
 from .test_widget_js import SCRIPT, node_or_skip
@@ -455,3 +456,43 @@ def test_a_chart_says_what_it_shows_in_the_pages_language() -> None:
     assert "2" not in said("it", "chart.bars.one", count=1, label="a", value=3)
     assert said("it", "chart.bars.one", count=1, label="a", value=3) in drawn and "; altre 1 non mostrate" in drawn
     assert "No data" not in str(bar_chart([], title="x"))[:0] + empty
+
+
+def test_why_an_item_waits_is_said_in_the_moderators_language() -> None:
+    token = current.set("de")
+    try:
+        said = {
+            reason: queue_reason(reason)
+            for reason in (
+                "deferred",
+                "deferred by the site's threshold: confidence 0.42",
+                "disputed by a reader: <b>he</b> was quoting",
+                "disputed by a reader: (no comment)",
+                "spot check: an automatic “not flagged” drawn at random",
+                "1 ambiguous term(s) could not be decided",  # the engine's: a detail, left as it is
+            )
+        }
+    finally:
+        current.reset(token)
+    assert said["deferred"] == said_in("de", "queue.deferred")
+    threshold = said["deferred by the site's threshold: confidence 0.42"]
+    assert threshold == said_in("de", "queue.threshold", confidence=0.42)
+    assert said["disputed by a reader: <b>he</b> was quoting"] == said_in(
+        "de", "queue.disputed", comment="&lt;b&gt;he&lt;/b&gt; was quoting"
+    )
+    assert said["disputed by a reader: (no comment)"] == said_in("de", "queue.disputed_silently")
+    spot = said["spot check: an automatic “not flagged” drawn at random"]
+    assert spot == said_in("de", "queue.spot_check", label=catalogue("de")["label.not_flagged"])
+    assert said["1 ambiguous term(s) could not be decided"] is None
+
+
+def said_in(lang: str, key: str, **params: object) -> str:
+    words = str(escape(catalogue(lang)[key]))
+    return words.format(**params) if params else words
+
+
+def test_the_queue_marks_the_engines_reasons_as_english(staff: tuple[TestClient, dict[str, str]]) -> None:
+    api, _ = staff
+    queue = api.get("/review", headers={**HTML, "Accept-Language": "it"}).text
+    reasons = queue.split('<ul class="reasons">', 1)[1].split("</ul>", 1)[0]
+    assert '<li lang="en"><bdi>' in reasons  # the deferred item's engine reason
