@@ -47,7 +47,7 @@ from engine.hits import Hit
 from engine.llm.asking import BackendRouter, ModelAnswer, ModelCalls, hit_verdict, targeting_result
 from engine.llm.backend import Completion, LLMBackend, Message
 from engine.parsing import Parsed, parse_disambiguation, parse_fusion, parse_targeting
-from engine.plan import LOCAL, MODEL, PRECEDENTS, LocalSources, Plan, plan
+from engine.plan import MODEL, PRECEDENTS, LocalSources, Plan, plan
 from engine.precedents import PrecedentSource, SourceFailed
 from engine.prompts import Prompts
 from engine.scope import Scope
@@ -177,15 +177,15 @@ class Analyzer:
         questions = _Questions(self, backend, text, lang)
         if backend is not None:
             questions.ask_targeting()
-            questions.ask_about(routes.first(MODEL))
+            questions.ask_about(routes.to_model)
         # precedents are asked about their hits first; only those they leave undecided cost a model call
-        offered = routes.first(PRECEDENTS)
+        offered = routes.to_precedents
         lookup = asyncio.ensure_future(self._consult(offered, text, lang, scope)) if offered else None
         targeting = Targeting("skipped", reason="vocabulary-only mode: no language model configured")
         try:
             for hit in hits:
                 yield HitFound(hit, readings[hit.id].use, readings[hit.id].cue)
-            for hit in routes.first(*LOCAL):
+            for hit in routes.at_once:
                 verdict = used(local.decide(hit, routes.route(hit)))
                 verdicts[hit.id] = verdict
                 yield verdict

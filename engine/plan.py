@@ -48,17 +48,16 @@ DISGUISE_CONFIDENCE = 0.75
 
 @dataclass(frozen=True)
 class Plan:
-    """Each hit's route: the sources that may decide it, in the order they are tried (the fallback after them)."""
+    """Each hit's route: the sources that may decide it, in the order they are tried (the fallback after them);
+    and the hits grouped by where their route begins, each group in text order."""
 
-    hits: tuple[Hit, ...]
     routes: Mapping[str, tuple[str, ...]]
+    at_once: tuple[Hit, ...]  # routes beginning with a LOCAL source: decided before anything is waited for
+    to_precedents: tuple[Hit, ...]  # offered to the precedent source first
+    to_model: tuple[Hit, ...]  # asked of the model at once
 
     def route(self, hit: Hit) -> tuple[str, ...]:
         return self.routes[hit.id]
-
-    def first(self, *sources: str) -> list[Hit]:
-        """The hits, in text order, whose route begins with one of `sources`."""
-        return [h for h in self.hits if self.routes[h.id][:1] and self.routes[h.id][0] in sources]
 
     def after(self, hit: Hit, source: str) -> tuple[str, ...]:
         """What is tried for `hit` when `source` passes."""
@@ -79,6 +78,7 @@ def plan(hits: Sequence[Hit], *, mode: str, has_model: bool, has_precedents: boo
         return hit.ambiguous  # disguise and sense cues tell the senses of an ambiguous term apart
 
     routes: dict[str, tuple[str, ...]] = {}
+    starting: dict[str, list[Hit]] = {PRECEDENTS: [], MODEL: [], VOCABULARY: []}  # local sources under VOCABULARY
     for hit in hits:
         route: list[str] = []
         for source in ORDER:
@@ -87,7 +87,8 @@ def plan(hits: Sequence[Hit], *, mode: str, has_model: bool, has_precedents: boo
                 if source in ALWAYS_DECIDE:
                     break
         routes[hit.id] = tuple(route)
-    return Plan(tuple(hits), routes)
+        starting[VOCABULARY if route[0] in LOCAL else route[0]].append(hit)
+    return Plan(routes, tuple(starting[VOCABULARY]), tuple(starting[PRECEDENTS]), tuple(starting[MODEL]))
 
 
 class LocalSources:

@@ -66,11 +66,12 @@ def test_every_hit_gets_the_sources_that_can_decide_it_in_order(
     assert ambiguous.ambiguous and not plain.ambiguous
     routes = plan(hits, mode=mode, has_model=has_model, has_precedents=has_precedents)
     assert (routes.route(ambiguous), routes.route(plain)) == (ambiguous_route, plain_route)
-    # the hits each first source starts with, in text order
-    assert routes.first("precedents") == ([ambiguous] if has_precedents else [])
-    assert routes.first("vocabulary", "disguise", "sense-cues") == [
-        h for h in hits if routes.route(h)[0] in ("vocabulary", "disguise", "sense-cues")
-    ]
+    # the hits grouped by where their route begins, in text order
+    starts = {"precedents": routes.to_precedents, "model": routes.to_model}
+    for hit in hits:
+        first = routes.route(hit)[0]
+        assert [g for g, group in starts.items() if hit in group] == ([first] if first in starts else [])
+        assert (hit in routes.at_once) is (first in ("vocabulary", "disguise", "sense-cues"))
     if has_precedents:
         assert routes.after(ambiguous, "precedents") == ambiguous_route[1:]
 
