@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,11 +20,12 @@ from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
 from engine.cache import SQLiteCache
 from engine.detector import Detector
 from engine.errors import UneraseError
-from engine.events import AnalysisStarted, Decision, Event, Explanation, HitFound, Targeting, Verdict
+from engine.events import Decision, Event, Explanation, HitFound, Verdict
 from engine.llm.backend import LLMBackend
 from engine.llm.factory import make_backend
 from engine.matching.index import default_cache_dir
 from engine.precedents import PrecedentSource
+from engine.result import summary
 from engine.scope import Scope
 
 
@@ -65,30 +66,6 @@ def build_backend(args: argparse.Namespace) -> LLMBackend | None:
         concurrency=args.concurrency,
         needs_model="--model (a .gguf file or a model name)",
     )
-
-
-def summary(events: Sequence[Event], record_id: Any = None) -> dict[str, Any]:
-    """One JSON result: decision, hits with their verdicts, targeting, explanation."""
-    verdicts = {e.hit_id: e.to_dict() for e in events if isinstance(e, Verdict)}
-    result: dict[str, Any] = {"id": record_id}
-    for event in events:
-        if isinstance(event, AnalysisStarted):
-            result.update(lang=event.language, mode=event.mode, models=event.to_dict()["models"])
-        elif isinstance(event, HitFound):
-            hit = event.hit.to_dict(full=False)
-            hit["verdict"] = verdicts.get(event.hit.id)
-            result.setdefault("hits", []).append(hit)
-        elif isinstance(event, Targeting):
-            result["targeting"] = event.to_dict()
-        elif isinstance(event, Explanation):
-            result["explanation"] = event.to_dict()
-        elif isinstance(event, Decision):
-            result["decision"] = event.to_dict()
-    result.setdefault("hits", [])
-    errors = [e.to_dict() for e in events if e.type == "error"]
-    if errors:
-        result["errors"] = errors
-    return result
 
 
 def _human(event: Event) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engine.analysis import Analyzer
-from engine.analyze_cli import add_backend_arguments, open_analyzer, summary
+from engine.analyze_cli import add_backend_arguments, open_analyzer
 from engine.batch import (
     FORMATS,
     RESULT_COLUMNS,
@@ -41,6 +41,7 @@ from engine.batch import (
 from engine.batch_language import analyse_record, default_fallback, noted
 from engine.detector import Detector
 from engine.errors import UneraseError
+from engine.result import summary
 
 _OUTPUT_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 # How far finished results may run ahead of the oldest unfinished one, in multiples of --concurrency;
