@@ -17,7 +17,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from engine.cli import analyze, audit, batch, detect, evaluate, vocab
+import engine.cli.analyze as analyze
+import engine.cli.audit as audit
+import engine.cli.batch as batch
+import engine.cli.detect as detect
+import engine.cli.evaluate as evaluate
+import engine.cli.vocab as vocab
 from engine.errors import UneraseError
 
 
