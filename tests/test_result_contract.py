@@ -19,6 +19,10 @@ from engine.batch import RESULT_COLUMNS, result_row
 from engine.cli import main
 from engine.events import AnalysisStarted, Decision, Done
 from engine.result import fold, language_of, record, stored
+from web.batches import exported, statistics
+from web.db import make_engine
+from web.models import BatchJob, BatchRow
+from web.store import Store
 
 from .conftest import FIXTURES
 from .webapp import client
@@ -139,3 +143,19 @@ def test_the_fold_reads_typed_and_stored_events_alike_and_a_record_keeps_only_wh
     }
     # a stream that ended before it began says only what it had
     assert record(fold([]), "r2") == {"id": "r2", "hits": []}
+
+
+def test_a_web_batch_stored_before_the_rename_is_counted_and_exported_by_its_language(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'unerase.db'}")
+    store = Store(engine)
+    rows = [BatchRow(job_id="j1", line=n, record_id=f"r{n}", text="a text") for n in (1, 2)]
+    store.create_job(BatchJob(id="j1", filename="posts.jsonl", format="jsonl"), rows)
+    old = {"id": "r1", "lang": "de", "hits": [], "decision": {"label": "not_flagged", "categories": []}}
+    new = record(fold([AnalysisStarted("a2", "nl", False, 1.0, "vocabulary-only", "v1", "p1", ())]), "r2")
+    pending = store.pending_rows("j1", 0, 10)
+    store.save_rows(
+        [(row.id, "done", None, json.dumps(result), None) for row, result in zip(pending, (old, new), strict=True)]
+    )
+    assert dict(statistics(store, "j1")["languages"]) == {"de": 1, "nl": 1}
+    assert [result_row(exported(row))[RESULT_COLUMNS.index("lang")] for row in store.iter_rows("j1")] == ["de", "nl"]
+    engine.dispose()
