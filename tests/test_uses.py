@@ -165,7 +165,9 @@ def test_words_that_only_look_like_first_person_cues_leave_an_attack(language: s
         ("el", "Σε μια εφημερίδα του 1925 οι οικογένειες λέγονται τουρκόσποροι.", "τουρκόσποροι", "εφημεριδα"),
     ],
 )
-def test_an_old_source_named_before_the_hit_makes_it_historical(language: str, text: str, surface: str, cue: str) -> None:
+def test_an_old_source_named_before_the_hit_makes_it_historical(
+    language: str, text: str, surface: str, cue: str
+) -> None:
     assert read(text, surface, language) == ("historical", cue)
 
 
@@ -209,6 +211,13 @@ def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None
 )
 def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "attack"
+
+
+def test_the_word_named_as_the_one_to_replace_is_reported() -> None:
+    text = "Please write Mexican workers instead of wetbacks in the minutes."
+    assert read(text, "wetbacks") == ("reported", "write * instead of")
+    # without a verb of wording, "instead of" names people, not a word
+    assert read("We should hire locals instead of wetbacks.", "wetbacks")[0] == "attack"
 
 
 def test_a_slur_after_do_not_call_me_is_still_an_attack() -> None:
