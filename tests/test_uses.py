@@ -207,6 +207,9 @@ def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None
         ("en", "Instead of wetbacks we should hire locals.", "wetbacks"),
         ("fr", "Au lieu de bougnoules, embauchez des gens d'ici.", "bougnoules"),
         ("en", "Those kikes were called worse by my grandfather and he was right.", "kikes"),
+        # "als" / "como" also compare: "just like the other ..." is no first-person "as a ..."
+        ("nl", "Weer een nieuwe buurman, net als die andere kutmarokkanen hier.", "kutmarokkanen"),
+        ("pt", "Chegou mais uma família, como os outros ciganos da rua.", "ciganos"),
     ],
 )
 def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, surface: str) -> None:
