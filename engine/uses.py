@@ -18,6 +18,10 @@ Deliberate choices (do not "fix"):
   year before `sources.before_year` or an era word such as "colonial") makes the hit historical, unless any
   attack cue stands in the sentence before it: "The 1890 gazetteer lists the population as ...". A year alone
   or a document alone is not enough ("the 2024 report", "my diary").
+- "As X, we ...": a hit right after one of `self_reference.as` whose clause goes on with a first-person subject
+  pronoun ("As queer people we decide ...", "Als Tunte auf der Bühne fühle ich ...") is reclaimed. Only subject
+  pronouns, within `self_reference.words` words of the hit and before a comma ("as" also means "because":
+  "as wetbacks keep coming we ..." stays an attack with English's 2 words).
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -102,6 +106,7 @@ class UseRules:
     gap: int = 2
     notes: Mapping[str, str] = field(default_factory=dict)
     sources: _Sources | None = None
+    self_reference: _SelfReference | None = None
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -157,6 +162,7 @@ class UseRules:
             gap,
             {str(k): str(v) for k, v in notes.items()},
             _Sources.from_dict(data.get("sources"), where),
+            _SelfReference.from_dict(data.get("self_reference"), where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -208,6 +214,11 @@ class UseRules:
             source = self.sources.named(before, text[left:right])
             if source:
                 return UseReading("historical", source)
+        if self.self_reference is not None and (nearest is None or nearest.kind != "attack"):
+            clause = text[hit.end : right].split(",", 1)[0]
+            marker = self.self_reference.marker(before, _words(clause)[: self.self_reference.words])
+            if marker:
+                return UseReading("reclaimed", marker)
         opening = self._quoted(text, hit.start, hit.end)
         if opening is not None:
             outside = _words(text[_sentence_start(text, opening) : opening])
@@ -259,6 +270,36 @@ class _Sources:
         if any(int(m.group(1)) < self.before_year for m in _YEAR.finditer(sentence)):
             return document
         return document if _first_phrase(_words(sentence), self.eras) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class _SelfReference:
+    """ "As X, we ...": one of `as` right before the hit, one of `first_person` in the rest of its clause."""
+
+    markers: tuple[tuple[str, ...], ...]
+    pronouns: frozenset[str]
+    words: int  # the pronoun comes within this many words of the hit
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not data.get("as") or not data.get("first_person"):
+            raise UseRulesError(f"{where}: self_reference: expected a mapping with the lists as and first_person")
+        markers = tuple(tuple(_words(str(p))) for p in data["as"])
+        pronouns = frozenset(w for p in data["first_person"] for w in _words(str(p)))
+        if any(not m for m in markers) or not pronouns:
+            raise UseRulesError(f"{where}: self_reference: a phrase has no word")
+        words = data.get("words", 2)
+        if not isinstance(words, int) or not 1 <= words <= 8:
+            raise UseRulesError(f"{where}: self_reference: words {words!r} is not a number from 1 to 8")
+        return cls(markers, pronouns, words)
+
+    def marker(self, before: list[str], clause: list[str]) -> str:
+        """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
+        said = next((m for m in self.markers if tuple(before[-len(m) :]) == m), None)
+        pronoun = next((w for w in clause if w in self.pronouns), None)
+        return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
 
 
 def _first_phrase(words: list[str], phrases: Sequence[tuple[str, ...]]) -> str:

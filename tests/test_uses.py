@@ -96,6 +96,8 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"sources": {"documents": "register"}}, "sources: expected a mapping with documents"),
         ({"sources": {"documents": ["register"], "before_year": 3000}}, "before_year 3000 is not a year"),
         ({"sources": {"documents": ["register"], "eras": ["!"]}}, "sources.eras: a phrase has no word"),
+        ({"self_reference": {"as": ["as"]}}, "self_reference: expected a mapping with the lists as and first_person"),
+        ({"self_reference": {"as": ["as"], "first_person": ["we"], "words": 0}}, "words 0 is not a number"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -214,6 +216,24 @@ def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None
 )
 def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        ("en", "As dykes we have always had to find our own bars.", "dykes", "reclaimed"),
+        ("de", "Als Schwuchteln auf dem Dorf haben wir früh gelernt zu schweigen.", "Schwuchteln", "reclaimed"),
+        ("fr", "Comme gouines nous avons toujours dû trouver nos propres bars.", "gouines", "reclaimed"),
+        ("it", "Come froci noi abbiamo sempre dovuto trovare i nostri locali.", "froci", "reclaimed"),
+        ("pt", "Como fufas nós sempre tivemos de encontrar os nossos bares.", "fufas", "reclaimed"),
+        # "as" that means "because", a comma before the pronoun, a pronoun too far, an article: no self-reference
+        ("en", "As wetbacks keep coming we must build the wall.", "wetbacks", "attack"),
+        ("de", "Als Kanaken hier einzogen, bin ich weggezogen.", "Kanaken", "attack"),
+        ("fr", "Comme les bougnoules, je ne travaille jamais le dimanche.", "bougnoules", "attack"),
+    ],
+)
+def test_as_x_we_is_a_self_reference(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
 
 
 def test_the_word_named_as_the_one_to_replace_is_reported() -> None:
