@@ -24,13 +24,13 @@ from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
 from engine.errors import UneraseError
+from engine.result import StoredEvent, fold
 from web.deferral import effective
 from web.models import AnalysisRecord, ModeratorDecision, Site, WidgetResult
-from web.results import analysis_document, fold
+from web.results import analysis_document
 from web.review import apply_to_document, apply_to_summary, latest_decisions
 from web.services import Services
 from web.sites import languages_of
-from web.store import StoredEvent
 
 MAX_POSTS = 100
 DOCUMENTS = 20_000  # finished analysis documents kept ready to send, as bytes

@@ -17,12 +17,13 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from engine.result import stored
 from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
 from web.errors import NotFound
 from web.models import AnalysisRecord
 from web.results import DocumentResponse, analysis_document, links
-from web.runs import Runs, stored
+from web.runs import Runs
 from web.services import Services
 from web.sse import json_message, last_event_id, numbered, respond
 from web.store import Finished

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.errors import UneraseError
+from engine.result import fold
 from web.deps import RateLimit, ServicesDep, TemplatesDep
 from web.render import HTMLStream, segments
-from web.results import fold
 from web.routes.analyses import create_record, finished_events, load_record
 from web.services import Services
 from web.sites import DEMO_SITE
