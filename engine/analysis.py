@@ -105,17 +105,17 @@ class Analyzer:
         """Calls actually sent to a backend, for tests and benchmarks."""
         return self.calls.sent
 
-    async def _ask(
+    def _ask(
         self,
         backend: LLMBackend,
         stage: str,
         key_parts: tuple[str, ...],
         messages: list[Message],
         parse: Callable[[Completion], Parsed],
-    ) -> ModelAnswer:
+    ) -> Coroutine[Any, Any, ModelAnswer]:
         """One question to the model; an answer is only reused for the same vocabulary and prompts."""
         versions = (self.detector.vocabulary.version, self.prompts.version)
-        return await self.calls.ask(backend, stage, (*key_parts, *versions), messages, parse)
+        return self.calls.ask(backend, stage, (*key_parts, *versions), messages, parse)
 
     def _plan(self, hits: Sequence[Hit], mode: str, has_model: bool) -> Plan:
         """Which sources may decide each hit, in order (engine.plan): precedents and sense examples, the model,
