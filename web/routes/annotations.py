@@ -11,11 +11,12 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from engine.errors import InputTooLarge, UneraseError
+from web.analyses import create_record, finished_events
 from web.annotations import annotation_page
 from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
+from web.errors import PROBLEM_RESPONSES
 from web.results import fold
-from web.routes.analyses import PROBLEM_RESPONSES, create_record, finished_events
 
 router = APIRouter(prefix="/api/v1", tags=["annotations"])
 MAX_TEXTS = 100
