@@ -89,11 +89,12 @@ class Runs:
                 record = stored if stored is not None else run.record
                 return Found(record.model_copy(update={"status": "running"}), list(run.events))
             stored = None  # it finished since the caller read it: read what was stored
-        if stored is None:
-            stored = await run_in_threadpool(self.store.analysis, analysis_id)
-        if stored is None:
-            return None
-        return Found(stored, json.loads(stored.events))
+        # read and parsed in a thread: a widget check looks up to 100 posts, and a stream can be long
+        return await run_in_threadpool(self._stored, analysis_id, stored)
+
+    def _stored(self, analysis_id: str, stored: AnalysisRecord | None) -> Found | None:
+        record = stored if stored is not None else self.store.analysis(analysis_id)
+        return None if record is None else Found(record, json.loads(record.events))
 
     def start(
         self,
