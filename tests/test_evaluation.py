@@ -283,7 +283,7 @@ def test_a_model_backend_decides_what_the_vocabulary_cannot(tmp_path: Path) -> N
     from collections.abc import Sequence
 
     from engine.analysis import BackendRouter
-    from engine.eval_cli import run_evaluation
+    from engine.cli.evaluate import run_evaluation
     from engine.llm.backend import Message
     from engine.pipeline import PipelineConfig
     from tests.support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of

@@ -27,15 +27,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engine", "web")
 FRAMEWORKS = ("fastapi", "starlette", "jinja2", "sqlmodel", "sqlalchemy", "uvicorn", "web")
 
-# Cycles other work in progress removes; each entry names every module of the cycle. A cycle is excused only if
-# all its modules are listed, and a listed cycle that no longer exists fails the test below, so the entry is
-# deleted as soon as it is not needed.
-# - the engine's command-line modules call each other through deferred imports; issue 17 (point 4) turns them
-#   into the engine/cli package without a cycle.
-KNOWN_CYCLES: tuple[frozenset[str], ...] = (
-    frozenset({"engine.cli", "engine.analyze_cli", "engine.audit_cli", "engine.batch_cli", "engine.eval_cli"}),
-)
-
 
 @dataclass(frozen=True)
 class Import:
@@ -153,16 +144,8 @@ def where(imports: list[Import], members: frozenset[str]) -> list[str]:
 @pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_cycles(package: str) -> None:
     imports = all_imports()
-    unexcused = [c for c in cycles(package, imports) if not any(c <= known for known in KNOWN_CYCLES)]
-    assert not unexcused, "import cycles:\n" + "\n\n".join("\n".join(where(imports, c)) for c in unexcused)
-
-
-def test_known_cycles_still_exist() -> None:
-    """An excused cycle that is gone must leave KNOWN_CYCLES, so that it cannot come back unnoticed."""
-    imports = all_imports()
-    found = [c for package in PACKAGES for c in cycles(package, imports)]
-    stale = [sorted(known) for known in KNOWN_CYCLES if not any(c <= known for c in found)]
-    assert not stale, f"these cycles are gone: remove them from KNOWN_CYCLES: {stale}"
+    found = cycles(package, imports)
+    assert not found, "import cycles:\n" + "\n\n".join("\n".join(where(imports, c)) for c in found)
 
 
 def test_engine_imports_nothing_from_web_or_a_framework() -> None:

@@ -25,10 +25,10 @@ from typing import IO, Any
 from fastapi import UploadFile
 from starlette.concurrency import run_in_threadpool
 
-from engine.analyze_cli import summary
 from engine.batch import BatchLimits, BatchTooLarge, Format, Record, RowError, read_records
 from engine.batch_language import analyse_record, noted
 from engine.errors import UneraseError
+from engine.result import language_of, summary
 from web.models import BatchJob, BatchRow
 from web.services import Services
 from web.store import Progress, Store
@@ -154,7 +154,7 @@ def statistics(store: Store, job_id: str) -> dict[str, Any]:
             errors += 1
             continue
         result = json.loads(row.result)
-        languages[result.get("lang") or "?"] += 1
+        languages[language_of(result) or "?"] += 1
         fallbacks += "language_fallback" in result
         decision = result.get("decision") or {}
         labels[decision.get("label", "none")] += 1

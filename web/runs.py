@@ -22,16 +22,13 @@ from starlette.concurrency import run_in_threadpool
 
 from engine.analysis import Analyzer
 from engine.errors import UneraseError
-from engine.events import Done, ErrorEvent, Event
+from engine.events import Done, ErrorEvent
+from engine.result import StoredEvent, stored
 from engine.scope import Scope
 from web.models import AnalysisRecord
-from web.store import Finished, GroupWriter, Store, StoredEvent
+from web.store import Finished, GroupWriter, Store
 
 log = logging.getLogger("unerase.runs")
-
-
-def stored(event: Event) -> StoredEvent:
-    return {"type": event.type, "data": event.to_dict()}
 
 
 MEMORY_ANALYSES = 5_000

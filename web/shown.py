@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.result import StoredEvent, fold
 from web.deferral import DEFERRED_PREFIX, LABELS, calibration_of
 from web.models import ModeratorDecision, Site
-from web.results import fold
-from web.store import StoredEvent
 
 
 # -- the site's calibration and τ -------------------------------------------------------------

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
+from engine.result import StoredEvent, fold
 from web.models import (
     AnalysisRecord,
     BatchJob,
@@ -29,8 +30,6 @@ from web.models import (
     WidgetResult,
     utcnow,
 )
-
-StoredEvent = dict[str, Any]  # {"type": "hit", "data": {...}}
 
 
 @dataclass(frozen=True)
@@ -142,63 +141,55 @@ class Store:
 
     def _result_values(self, item: Finished, children: dict[type, list[dict[str, Any]]]) -> dict[str, Any]:
         """The analysis row's result columns; its hit, verdict and decision rows are added to `children`."""
-        analysis_id, events = item.analysis_id, item.events
-        first: dict[str, Any] = {}
-        done: dict[str, Any] = {}
-        decided = False
-        for event in events:
-            kind, data = event["type"], event["data"]
-            if kind == "hit":
-                children[HitRecord].append(
-                    {
-                        "analysis_id": analysis_id,
-                        "hit_id": data["id"],
-                        "start": data["start"],
-                        "end": data["end"],
-                        "surface": data["surface"],
-                        "term": data["term"],
-                        "term_id": data["term_id"],
-                        "issue_id": data["issue_id"],
-                        "categories": ",".join(data["categories"]),
-                        "ambiguous": data["ambiguous"],
-                        "obfuscated": data["obfuscated"],
-                    }
-                )
-            elif kind == "verdict":
+        analysis_id, result = item.analysis_id, fold(item.events)
+        for hit in result["hits"]:
+            children[HitRecord].append(
+                {
+                    "analysis_id": analysis_id,
+                    "hit_id": hit["id"],
+                    "start": hit["start"],
+                    "end": hit["end"],
+                    "surface": hit["surface"],
+                    "term": hit["term"],
+                    "term_id": hit["term_id"],
+                    "issue_id": hit["issue_id"],
+                    "categories": ",".join(hit["categories"]),
+                    "ambiguous": hit["ambiguous"],
+                    "obfuscated": hit["obfuscated"],
+                }
+            )
+            if (verdict := hit["verdict"]) is not None:
                 children[VerdictRecord].append(
                     {
                         "analysis_id": analysis_id,
-                        "hit_id": data["hit_id"],
-                        "status": data["status"],
-                        "confidence": data["confidence"],
-                        "decided_by": data["decided_by"],
-                        "explanation": data["explanation"],
+                        "hit_id": verdict["hit_id"],
+                        "status": verdict["status"],
+                        "confidence": verdict["confidence"],
+                        "decided_by": verdict["decided_by"],
+                        "explanation": verdict["explanation"],
                     }
                 )
-            elif kind == "decision":
-                decided = decided or data["label"] != "needs_review"
-                children[DecisionRecord].append(
-                    {
-                        "analysis_id": analysis_id,
-                        "label": data["label"],
-                        "severity": data["severity"],
-                        "confidence": data["confidence"],
-                        "categories": ",".join(data["categories"]),
-                        "reasons": json.dumps(data["reasons"], ensure_ascii=False),
-                        "proposed_label": data.get("proposed_label"),
-                    }
-                )
-            elif kind == "analysis" and not first:
-                first = data
-            elif kind == "done" and not done:
-                done = data
+        decision = result["decision"]
+        if decision is not None:
+            children[DecisionRecord].append(
+                {
+                    "analysis_id": analysis_id,
+                    "label": decision["label"],
+                    "severity": decision["severity"],
+                    "confidence": decision["confidence"],
+                    "categories": ",".join(decision["categories"]),
+                    "reasons": json.dumps(decision["reasons"], ensure_ascii=False),
+                    "proposed_label": decision.get("proposed_label"),
+                }
+            )
+        decided = decision is not None and decision["label"] != "needs_review"
         return {
             # drawn once, when the decision is stored: a sample of automatic decisions for moderators to check
             "spot_check": decided and random.random() < self.spot_check_rate,
             "status": "complete",
-            "events": orjson.dumps(events).decode(),  # the standard encoder took several times longer
-            "language": first.get("language"),
-            "elapsed_ms": done.get("elapsed_ms"),
+            "events": orjson.dumps(item.events).decode(),  # the standard encoder took several times longer
+            "language": result["language"],
+            "elapsed_ms": result.get("elapsed_ms"),
         }
 
     def reset_unfinished_analyses(self) -> int:

@@ -16,12 +16,12 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
+from engine.result import stored
 from web.analyses import load_record, new_record
 from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
 from web.errors import PROBLEM_RESPONSES, NotFound
 from web.results import DocumentResponse, analysis_document, links
-from web.runs import stored
 from web.sse import json_message, last_event_id, numbered, respond
 from web.store import Finished
 
