@@ -36,7 +36,7 @@ from web.store import Progress, Store
 log = logging.getLogger("unerase.batches")
 CHUNK = 200
 LOCK_RETRY_SECONDS = 5.0
-POLL_SECONDS = 0.5
+PROGRESS_SECONDS = 0.5  # how often a progress stream reads the job's counts
 UPLOAD_CHUNK = 1 << 20
 
 
@@ -128,7 +128,7 @@ def retry_failed(services: Services, job_id: str, language: str) -> int:
 
 
 async def progress_until_complete(services: Services, job_id: str) -> AsyncIterator[Progress]:
-    """The job's progress every POLL_SECONDS until it is complete (read from the database, so it works
+    """The job's progress every PROGRESS_SECONDS until it is complete (read from the database, so it works
     whichever process runs the job); the client going away ends it."""
     while True:
         progress = await run_in_threadpool(services.store.progress, job_id)
@@ -137,7 +137,7 @@ async def progress_until_complete(services: Services, job_id: str) -> AsyncItera
         yield progress
         if progress.status == "complete":
             return
-        await asyncio.sleep(POLL_SECONDS)
+        await asyncio.sleep(PROGRESS_SECONDS)
 
 
 def statistics(store: Store, job_id: str) -> dict[str, Any]:
