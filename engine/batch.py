@@ -28,6 +28,7 @@ from typing import IO, Any, Literal
 
 from engine.errors import UneraseError
 from engine.jsonlines import UnreadableLine, parse_line
+from engine.result import language_of
 
 Format = Literal["csv", "jsonl", "zip"]
 FORMATS: tuple[Format, ...] = ("csv", "jsonl", "zip")
@@ -475,7 +476,7 @@ def _text(value: Any) -> str:
 
 
 def result_row(result: Mapping[str, Any]) -> list[str]:
-    """One CSV row (in RESULT_COLUMNS order) from a result as `engine.analyze_cli.summary` builds it."""
+    """One CSV row (in RESULT_COLUMNS order) from a record as `engine.result.record` builds it (or an error)."""
     decision = result.get("decision") or {}
     hits = result.get("hits") or []
     explanation = result.get("explanation")
@@ -483,7 +484,7 @@ def result_row(result: Mapping[str, Any]) -> list[str]:
     cells = [
         _text(result.get("id")),
         _text(result.get("line")),
-        _text(result.get("lang")),
+        _text(language_of(result)),
         _text(decision.get("label")),
         _text(decision.get("severity")),
         _text(decision.get("confidence")),

@@ -25,6 +25,7 @@ from engine.llm.backend import LLMBackend
 from engine.llm.factory import BACKENDS, make_backend
 from engine.matching.index import default_cache_dir
 from engine.paths import shipped_vocabularies
+from engine.precedents import PrecedentSource
 from engine.vocabulary.loader import load_vocabularies
 
 
@@ -52,7 +53,7 @@ class PipelineConfig:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, name: str = "current") -> PipelineConfig:
-        """From the options `engine.analyze_cli.add_backend_arguments` defines."""
+        """From the options `engine.cli.common.add_backend_arguments` defines."""
         return cls(
             name=name,
             vocabularies=tuple(args.vocab or ()),
@@ -142,7 +143,7 @@ def _apply(config: PipelineConfig, data: Mapping[str, Any], name: str) -> Pipeli
     return dataclasses.replace(config, **changes)
 
 
-def _backend(model: ModelConfig, config: PipelineConfig) -> LLMBackend | None:
+def _backend(model: ModelConfig, config: PipelineConfig, needs_model: str | None = None) -> LLMBackend | None:
     return make_backend(
         model.backend,
         model.model,
@@ -151,7 +152,7 @@ def _backend(model: ModelConfig, config: PipelineConfig) -> LLMBackend | None:
         threads=model.threads,
         timeout=config.timeout,
         concurrency=config.concurrency,
-        needs_model=f"a model in configuration {config.name!r} (--model, or llm_model in its TOML file)",
+        needs_model=needs_model or f"a model in configuration {config.name!r} (--model, or llm_model in its TOML file)",
     )
 
 
@@ -161,14 +162,21 @@ def load_detector(config: PipelineConfig) -> Detector:
 
 @contextlib.asynccontextmanager
 async def open_pipeline(
-    config: PipelineConfig, detector: Detector | None = None, router: BackendRouter | None = None
+    config: PipelineConfig,
+    detector: Detector | None = None,
+    router: BackendRouter | None = None,
+    *,
+    precedents: PrecedentSource | None = None,
+    needs_model: str | None = None,
 ) -> AsyncIterator[Analyzer]:
     """An Analyzer for the configuration; the model clients and the answer cache it opened are closed on exit.
 
-    `router` replaces the configured models (tests pass a scripted backend here)."""
+    `router` replaces the configured models (tests pass a scripted backend here); `precedents` are a site's
+    verdict sources (`unerase analyze --site`); `needs_model` says how to name a missing model in the caller's
+    terms (the command line's `--model`)."""
     made: list[LLMBackend] = []
     if router is None:
-        default = _backend(config.model, config)
+        default = _backend(config.model, config, needs_model)
         per_language = {lang: b for lang, m in config.per_language if (b := _backend(m, config))}
         router = BackendRouter(default, per_language)
         made = router.all()
@@ -179,7 +187,9 @@ async def open_pipeline(
         mode=config.mode, concurrency=config.concurrency, timeout=config.timeout, threshold=config.threshold
     )
     try:
-        yield Analyzer(detector or load_detector(config), router, cache=cache, config=analyzer_config)
+        yield Analyzer(
+            detector or load_detector(config), router, cache=cache, config=analyzer_config, precedents=precedents
+        )
     finally:
         for backend in made:
             await backend.aclose()

@@ -23,8 +23,8 @@ from engine.audit import (
     load_templates,
     shipped_templates,
 )
-from engine.audit_cli import run_audit
 from engine.cli import main
+from engine.cli.audit import run_audit
 from engine.llm.backend import Message
 from engine.pipeline import PipelineConfig
 from tests.support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of

@@ -9,7 +9,7 @@ import pytest
 
 from engine.cli import main
 
-from .conftest import FIXTURES
+from .support.paths import FIXTURES
 
 VOCAB = str(FIXTURES / "vocab")
 

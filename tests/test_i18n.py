@@ -27,8 +27,8 @@ from web.i18n import COOKIE, LANGUAGES, LOCALES, catalogue, choose, current, neg
 from web.language_names import LANGUAGE_NAMES
 from web.review_words import queue_reason
 
+from .support.node import SCRIPT, node_or_skip
 from .test_auth import add_user, login
-from .test_widget_js import SCRIPT, node_or_skip
 from .webapp import client
 
 FLAGGED = "a faggot and a junkie"

@@ -260,12 +260,12 @@ def _site(key: str) -> tuple[Sites, Site]:
 
 
 def cmd_precedents_import(args: argparse.Namespace) -> int:
-    from engine.cli import _vocabulary
+    from engine.cli.common import vocabulary
     from engine.detector import Detector
     from web.precedents_import import Columns, import_precedents
 
     sites, site = _site(args.site)
-    detector = Detector(_vocabulary(args.vocab))
+    detector = Detector(vocabulary(args.vocab))
     columns = Columns(args.text_column, args.term_column, args.verdict_column, args.lang_column)
     report = import_precedents(
         sites.store.engine,
@@ -370,7 +370,7 @@ def build_full_parser() -> argparse.ArgumentParser:
 
 def cmd_eval_site(args: argparse.Namespace) -> int:
     """`unerase eval` with HTML reports, and with a registered site's term rules, mode and τ (`--site KEY`)."""
-    from engine.eval_cli import cmd_eval
+    from engine.cli.evaluate import cmd_eval
     from web.evaluation_report import render_eval_file
 
     scope = None
@@ -389,7 +389,7 @@ def _add_evaluation_options(commands: argparse._SubParsersAction[argparse.Argume
     reads a site's settings from the database."""
     from functools import partial
 
-    from engine.audit_cli import cmd_audit
+    from engine.cli.audit import cmd_audit
     from web.evaluation_report import render_audit_file
 
     evaluation = commands.choices["eval"]

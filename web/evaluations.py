@@ -23,6 +23,7 @@ from engine.batch import Record
 from engine.errors import UneraseError
 from engine.evaluation import REVIEW_AS, HitOutcome, Prediction, ReviewAs, RunInfo, evaluate
 from engine.labelled import Columns, LabelledRow, Labels, parse_labelled
+from engine.result import language_of
 from web.batches import rows_of
 from web.i18n import text
 from web.models import BatchJob, BatchRow, Evaluation
@@ -137,7 +138,7 @@ def recent(services: Services, limit: int = 100) -> list[Evaluation]:
 
 
 def prediction_of(row: BatchRow) -> Prediction:
-    """A stored batch result (engine.analyze_cli.summary) as the engine's counting reads it."""
+    """A stored batch result (engine.result.record) as the engine's counting reads it."""
     if row.status != "done" or not row.result:
         return Prediction("error", error=row.error or "not analysed")
     result = json.loads(row.result)
@@ -157,7 +158,7 @@ def prediction_of(row: BatchRow) -> Prediction:
     return Prediction(
         decision.get("label", "error"),
         float(decision.get("confidence", 0.0)),
-        result.get("lang") or "",
+        language_of(result) or "",
         hits,
         tuple(decision.get("reasons", [])),
     )

@@ -19,8 +19,8 @@ from markupsafe import Markup
 from sse_starlette import ServerSentEvent
 
 from engine.explain import fresh_alternatives
+from engine.result import StoredEvent
 from web.i18n import catalogue, lookup, plural_key, text
-from web.store import StoredEvent
 
 # Every word a reader sees comes from the request's language (web/i18n.py, web/locales/); moderator pages get English.
 

@@ -9,7 +9,7 @@ from typing import TypeVar
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 
-from web.store import StoredEvent
+from engine.result import StoredEvent
 
 
 def last_event_id(request: Request) -> int:

@@ -14,20 +14,22 @@ from typing import Any
 import orjson
 from sqlalchemy import bindparam, delete, func, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
+from engine.result import StoredEvent, fold
 from web.models import (
     AnalysisRecord,
     BatchJob,
     BatchRow,
     DecisionRecord,
     HitRecord,
+    ModeratorDecision,
     VerdictRecord,
+    WidgetResult,
     utcnow,
 )
-
-StoredEvent = dict[str, Any]  # {"type": "hit", "data": {...}}
 
 
 @dataclass(frozen=True)
@@ -139,63 +141,55 @@ class Store:
 
     def _result_values(self, item: Finished, children: dict[type, list[dict[str, Any]]]) -> dict[str, Any]:
         """The analysis row's result columns; its hit, verdict and decision rows are added to `children`."""
-        analysis_id, events = item.analysis_id, item.events
-        first: dict[str, Any] = {}
-        done: dict[str, Any] = {}
-        decided = False
-        for event in events:
-            kind, data = event["type"], event["data"]
-            if kind == "hit":
-                children[HitRecord].append(
-                    {
-                        "analysis_id": analysis_id,
-                        "hit_id": data["id"],
-                        "start": data["start"],
-                        "end": data["end"],
-                        "surface": data["surface"],
-                        "term": data["term"],
-                        "term_id": data["term_id"],
-                        "issue_id": data["issue_id"],
-                        "categories": ",".join(data["categories"]),
-                        "ambiguous": data["ambiguous"],
-                        "obfuscated": data["obfuscated"],
-                    }
-                )
-            elif kind == "verdict":
+        analysis_id, result = item.analysis_id, fold(item.events)
+        for hit in result["hits"]:
+            children[HitRecord].append(
+                {
+                    "analysis_id": analysis_id,
+                    "hit_id": hit["id"],
+                    "start": hit["start"],
+                    "end": hit["end"],
+                    "surface": hit["surface"],
+                    "term": hit["term"],
+                    "term_id": hit["term_id"],
+                    "issue_id": hit["issue_id"],
+                    "categories": ",".join(hit["categories"]),
+                    "ambiguous": hit["ambiguous"],
+                    "obfuscated": hit["obfuscated"],
+                }
+            )
+            if (verdict := hit["verdict"]) is not None:
                 children[VerdictRecord].append(
                     {
                         "analysis_id": analysis_id,
-                        "hit_id": data["hit_id"],
-                        "status": data["status"],
-                        "confidence": data["confidence"],
-                        "decided_by": data["decided_by"],
-                        "explanation": data["explanation"],
+                        "hit_id": verdict["hit_id"],
+                        "status": verdict["status"],
+                        "confidence": verdict["confidence"],
+                        "decided_by": verdict["decided_by"],
+                        "explanation": verdict["explanation"],
                     }
                 )
-            elif kind == "decision":
-                decided = decided or data["label"] != "needs_review"
-                children[DecisionRecord].append(
-                    {
-                        "analysis_id": analysis_id,
-                        "label": data["label"],
-                        "severity": data["severity"],
-                        "confidence": data["confidence"],
-                        "categories": ",".join(data["categories"]),
-                        "reasons": json.dumps(data["reasons"], ensure_ascii=False),
-                        "proposed_label": data.get("proposed_label"),
-                    }
-                )
-            elif kind == "analysis" and not first:
-                first = data
-            elif kind == "done" and not done:
-                done = data
+        decision = result["decision"]
+        if decision is not None:
+            children[DecisionRecord].append(
+                {
+                    "analysis_id": analysis_id,
+                    "label": decision["label"],
+                    "severity": decision["severity"],
+                    "confidence": decision["confidence"],
+                    "categories": ",".join(decision["categories"]),
+                    "reasons": json.dumps(decision["reasons"], ensure_ascii=False),
+                    "proposed_label": decision.get("proposed_label"),
+                }
+            )
+        decided = decision is not None and decision["label"] != "needs_review"
         return {
             # drawn once, when the decision is stored: a sample of automatic decisions for moderators to check
             "spot_check": decided and random.random() < self.spot_check_rate,
             "status": "complete",
-            "events": orjson.dumps(events).decode(),  # the standard encoder took several times longer
-            "language": first.get("language"),
-            "elapsed_ms": done.get("elapsed_ms"),
+            "events": orjson.dumps(item.events).decode(),  # the standard encoder took several times longer
+            "language": result["language"],
+            "elapsed_ms": result.get("elapsed_ms"),
         }
 
     def reset_unfinished_analyses(self) -> int:
@@ -206,6 +200,64 @@ class Store:
             )
             session.commit()
             return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    # -- the widget's posts ---------------------------------------------------------------
+    def widget_analyses(self, keys: Iterable[str]) -> dict[str, str]:
+        """The stored analysis of each content key that has one (web.widget.content_key)."""
+        with self._session() as session:
+            rows = session.exec(select(WidgetResult).where(col(WidgetResult.cache_key).in_(list(keys))))
+            return {row.cache_key: row.analysis_id for row in rows}
+
+    def add_widget_analyses(self, site_key: str, new: Sequence[tuple[str, AnalysisRecord]]) -> set[str]:
+        """Stores the new analyses with their content keys; returns the keys another request stored first.
+
+        Two readers opening the same new post at once both find it unknown and both try to store it: the
+        database keeps the first, and the other's record is dropped with its key, so it reads the first one's
+        answer back instead of failing or analysing the post a second time. All keys go in one transaction;
+        only when that one is refused are they stored one at a time, to learn which were taken."""
+        if not new:
+            return set()
+        try:
+            self._insert_widget_analyses(site_key, new)
+            return set()
+        except IntegrityError:
+            pass
+        taken = set()
+        for key, record in new:
+            try:
+                self._insert_widget_analyses(site_key, [(key, record)])
+            except IntegrityError:
+                taken.add(key)
+        return taken
+
+    def _insert_widget_analyses(self, site_key: str, new: Sequence[tuple[str, AnalysisRecord]]) -> None:
+        with self._session() as session:
+            for key, record in new:
+                session.add(record)
+                session.flush()
+                session.add(WidgetResult(cache_key=key, site_key=site_key, analysis_id=record.id))
+            session.commit()
+
+    def widget_made(self, site_key: str, analysis_id: str) -> bool:
+        """Whether the site's widget made (and stored) this analysis."""
+        with self._session() as session:
+            query = select(WidgetResult.cache_key).where(
+                WidgetResult.analysis_id == analysis_id, WidgetResult.site_key == site_key
+            )
+            return session.exec(query.limit(1)).first() is not None
+
+    def latest_decisions(self, analysis_ids: Iterable[str]) -> dict[str, ModeratorDecision]:
+        """The newest moderator decision of each analysis that has one."""
+        ids = list(set(analysis_ids))
+        if not ids:
+            return {}
+        with self._session() as session:
+            rows = session.exec(
+                select(ModeratorDecision)
+                .where(col(ModeratorDecision.analysis_id).in_(ids))
+                .order_by(col(ModeratorDecision.created_at), col(ModeratorDecision.id))
+            )
+            return {row.analysis_id: row for row in rows}  # later rows replace earlier ones
 
     # -- batch jobs ---------------------------------------------------------------------
     def create_job(self, job: BatchJob, rows: Iterable[BatchRow], chunk: int = 2_000) -> int:

@@ -20,13 +20,11 @@ import csv
 import json
 import sys
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from engine.analysis import Analyzer
-from engine.analyze_cli import add_backend_arguments, open_analyzer, summary
 from engine.batch import (
     FORMATS,
     RESULT_COLUMNS,
@@ -39,15 +37,13 @@ from engine.batch import (
     result_row,
 )
 from engine.batch_language import analyse_record, default_fallback, noted
+from engine.cli.common import Progress, add_backend_arguments, check_concurrency, open_analyzer, vocabulary
+from engine.cli.runner import Result, run_in_order
 from engine.detector import Detector
 from engine.errors import UneraseError
+from engine.result import summary
 
 _OUTPUT_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
-# How far finished results may run ahead of the oldest unfinished one, in multiples of --concurrency;
-# the bound keeps memory flat when one slow record holds back the ordered output.
-_LOOKAHEAD = 4
-
-Result = dict[str, Any]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,10 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from engine.cli import _vocabulary
-
-    if args.concurrency < 1:
-        raise UneraseError(f"--concurrency {args.concurrency} is not accepted; give 1 or more")
+    check_concurrency(args)
     output_format = _output_format(args.output)
     limits = BatchLimits()
     data = _read_input(args.file, limits)
@@ -88,9 +81,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
         )
     )
     del data
-    detector = Detector(_vocabulary(args.vocab))
+    detector = Detector(vocabulary(args.vocab))
     args.fallback_lang = _fallback(args.fallback_lang, detector.languages)
-    progress = _Progress(len(items), enabled=args.progress or sys.stderr.isatty(), stream=sys.stderr)
+    progress = Progress.on_stderr(len(items), args.progress)
     started = time.perf_counter()
     with _open_sink(args.output, output_format) as write:
         analysed, failed = asyncio.run(_run(args, detector, items, write, progress))
@@ -179,68 +172,15 @@ async def _run(
     detector: Detector,
     items: Sequence[Record | RowError],
     write: Callable[[Mapping[str, Any]], None],
-    progress: _Progress,
+    progress: Progress,
 ) -> tuple[int, int]:
     """At most --concurrency records in flight; results written in input order. Returns (analysed, failed)."""
-    counts = [0, 0]
-    slots = asyncio.Semaphore(args.concurrency)
-    window: deque[asyncio.Task[Result]] = deque()
 
-    async def one(item: Record | RowError) -> Result:
-        async with slots:
-            return await _analyse(analyzer, item, args)
-
-    async def emit() -> None:
-        result = await window.popleft()
-        counts[1 if "error" in result else 0] += 1
+    def emit(result: Result) -> None:
         write(result)
         progress.step()
 
     async with open_analyzer(args, detector) as analyzer:
-        try:
-            for item in items:
-                window.append(asyncio.ensure_future(one(item)))
-                if len(window) >= args.concurrency * _LOOKAHEAD:
-                    await emit()
-            while window:
-                await emit()
-        finally:
-            # After a failure the unfinished analyses must not outlive the event loop.
-            for task in window:
-                task.cancel()
-            await asyncio.gather(*window, return_exceptions=True)
-    return counts[0], counts[1]
-
-
-class _Progress:
-    """`[#####-----] 123/1000 rows  45.6 rows/s` redrawn in place on stderr, at most ten times a second."""
-
-    WIDTH = 30
-
-    def __init__(self, total: int, *, enabled: bool, stream: IO[str]) -> None:
-        self.total = total
-        self.enabled = enabled
-        self.stream = stream
-        self.done = 0
-        self.started = time.perf_counter()
-        self.drawn = 0.0
-
-    def step(self) -> None:
-        self.done += 1
-        now = time.perf_counter()
-        if self.enabled and (now - self.drawn >= 0.1 or self.done == self.total):
-            self.drawn = now
-            self._draw(now)
-
-    def finish(self) -> None:
-        if self.enabled:
-            self._draw(time.perf_counter())
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def _draw(self, now: float) -> None:
-        filled = self.WIDTH * self.done // self.total if self.total else self.WIDTH
-        rate = self.done / max(now - self.started, 1e-6)
-        bar = "#" * filled + "-" * (self.WIDTH - filled)
-        self.stream.write(f"\r[{bar}] {self.done}/{self.total} rows  {rate:.1f} rows/s")
-        self.stream.flush()
+        return await run_in_order(
+            items, lambda item: _analyse(analyzer, item, args), emit, concurrency=args.concurrency
+        )

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import IO
 
 from engine.analysis import BackendRouter
-from engine.analyze_cli import add_backend_arguments
 from engine.audit import AuditReport, TemplateSet, cases, load_templates, score, shipped_templates
-from engine.batch_cli import _Progress
+from engine.cli.common import Progress, add_backend_arguments
 from engine.errors import UneraseError
 from engine.evaluation import predict
 from engine.pipeline import PipelineConfig, open_pipeline
@@ -79,7 +78,7 @@ def cmd_audit(args: argparse.Namespace, report_writer: AuditReportWriter | None 
         config = config.with_toml(args.config)
     sets = load_templates(args.templates or [shipped_templates()])
     total = len(cases(sets, args.lang))
-    progress = _Progress(total, enabled=args.progress or sys.stderr.isatty(), stream=sys.stderr)
+    progress = Progress.on_stderr(total, args.progress)
     report = asyncio.run(run_audit(sets, config, languages=args.lang, alpha=args.alpha, progress=progress.step))
     progress.finish()
     if args.report:

@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engine.analysis import BackendRouter
-from engine.analyze_cli import add_backend_arguments
-from engine.batch_cli import _Progress
+from engine.cli.common import Progress, add_backend_arguments, check_concurrency
 from engine.errors import UneraseError
 from engine.evaluation import REVIEW_AS, EvaluationReport, Metrics, ReviewAs, evaluate, predict
 from engine.labelled import DEFAULT_NEGATIVE, DEFAULT_POSITIVE, Columns, LabelledRow, Labels, read_labelled
@@ -116,8 +115,7 @@ async def run_evaluation(
 def cmd_eval(args: argparse.Namespace, report_writer: ReportWriter | None = None, scope: Scope | None = None) -> int:
     if args.worst < 0:
         raise UneraseError(f"--worst {args.worst} is not accepted; give 0 or more")
-    if args.concurrency < 1:
-        raise UneraseError(f"--concurrency {args.concurrency} is not accepted; give 1 or more")
+    check_concurrency(args)
     if args.report and report_writer is None:
         raise UneraseError("--report needs the web package (run the `unerase` program, not engine.cli)")
     columns = Columns(
@@ -127,7 +125,7 @@ def cmd_eval(args: argparse.Namespace, report_writer: ReportWriter | None = None
     configs = configurations(args)
     reports = []
     for config in configs:
-        progress = _Progress(len(rows), enabled=args.progress or sys.stderr.isatty(), stream=sys.stderr)
+        progress = Progress.on_stderr(len(rows), args.progress)
         if len(configs) > 1:
             print(f"{config.name}:", file=sys.stderr)
         report = asyncio.run(
