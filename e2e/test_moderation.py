@@ -73,7 +73,7 @@ def test_undo_after_a_decision(page: Page, app: str) -> None:
     text = deferred_text("undo")
     item = analyse(app, text)
     log_in(page, app, f"/review/{item}")
-    expect(page.locator("#review-state")).to_contain_text("Label: needs_review")
+    expect(page.locator("#review-state")).to_contain_text("Label: needs review")
     page.wait_for_load_state()  # the shortcuts are in a deferred script
     page.keyboard.press("f")
 
@@ -90,11 +90,11 @@ def test_undo_after_a_decision(page: Page, app: str) -> None:
     expect(page.locator("#review-flash")).to_contain_text(
         "Undone: the label is “needs review” again, decided by the automatic analysis."
     )
-    expect(page.locator("#review-state")).to_contain_text("Label: needs_review, decided by the automatic analysis")
+    expect(page.locator("#review-state")).to_contain_text("Label: needs review, decided by the automatic analysis")
     history = page.locator("ol.review-history li")
     expect(history).to_have_count(2)
     expect(history.nth(0)).to_contain_text(f"{MODERATOR} · overturn: label flagged")
-    expect(history.nth(1)).to_contain_text(f"{MODERATOR} · undo: label needs_review")
+    expect(history.nth(1)).to_contain_text(f"{MODERATOR} · undo: label needs review")
 
 
 def test_the_toast_goes_away_by_itself_and_the_key_u_undoes(page: Page, app: str) -> None:
@@ -106,7 +106,7 @@ def test_the_toast_goes_away_by_itself_and_the_key_u_undoes(page: Page, app: str
     expect(toast).to_contain_text("Saved: you decided “not flagged”.")
     page.keyboard.press("u")  # the shortcut for the toast's button
     expect(page.locator("#review-flash")).to_contain_text("Undone:")
-    expect(page.locator("#review-state")).to_contain_text("needs_review")
+    expect(page.locator("#review-state")).to_contain_text("needs review")
     page.keyboard.press("n")
     expect(page.locator("#review-flash")).to_be_visible()
     expect(page.locator("#review-flash")).to_be_hidden(timeout=15_000)  # after about ten seconds
@@ -123,7 +123,7 @@ def test_saved_and_undo_work_without_javascript(new_page: NewPage, app: str) -> 
     expect(message).not_to_have_class(re.compile(r"\btoast\b"))  # a plain message at the top of the page
     message.get_by_role("button", name="Undo (u)").click()
     expect(page.locator("#review-flash")).to_contain_text("Undone: the label is “needs review” again")
-    expect(page.locator("#review-state")).to_contain_text("Label: needs_review, decided by the automatic analysis")
+    expect(page.locator("#review-state")).to_contain_text("Label: needs review, decided by the automatic analysis")
 
 
 def test_actions_from_the_queue_list(page: Page, app: str) -> None:

@@ -1,5 +1,6 @@
 // The admin pages' copy buttons. Without this file the snippet is still there to select and copy by hand, so
 // the buttons stay hidden until it runs. A static file because the pages' CSP allows no inline script.
+// The words it shows come from the button (data-copied, data-select), in the page's language.
 (function () {
   "use strict";
   document.querySelectorAll("button.copy[data-copy]").forEach(function (button) {
@@ -19,10 +20,10 @@
         var selection = window.getSelection();
         selection.removeAllRanges();
         selection.addRange(range);
-        said("Selected: press Ctrl+C (⌘C) to copy.");
+        said(button.getAttribute("data-select") || "Selected: press Ctrl+C (⌘C) to copy.");
       }
       if (navigator.clipboard && navigator.clipboard.writeText) {
-        navigator.clipboard.writeText(text).then(function () { said("Copied."); }, byHand);
+        navigator.clipboard.writeText(text).then(function () { said(button.getAttribute("data-copied") || "Copied."); }, byHand);
       } else {
         byHand();
       }

@@ -84,7 +84,9 @@ def test_adding_a_site_confirms_it_with_the_snippet_at_the_top(api: TestClient) 
         "&gt;&lt;/script&gt;</code></pre>"
     )
     assert snippet in confirmed
-    assert '<button type="button" class="copy" data-copy="snippet-added" hidden>Copy the snippet</button>' in confirmed
+    # admin.js says "Copied." in the page's language: the words travel on the button
+    button = '<button type="button" class="copy" data-copy="snippet-added" data-copied="Copied." data-select='
+    assert button in confirmed and "hidden>Copy the snippet</button>" in confirmed
     assert '<script src="http://testserver/static/admin.js" defer></script>' in confirmed
     assert "<script>" not in confirmed  # no inline script for the CSP to refuse
 

@@ -7,10 +7,14 @@ checked against the widget's own table, read by running the widget script in nod
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import string
 import subprocess
+import time
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -18,10 +22,13 @@ import yaml
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from web.i18n import COOKIE, LANGUAGES, LOCALES, catalogue, choose, negotiate
+from web.charts import bar_chart
+from web.i18n import COOKIE, LANGUAGES, LOCALES, catalogue, choose, current, negotiate
 from web.language_names import LANGUAGE_NAMES
+from web.review_words import queue_reason
 
 from .support.node import SCRIPT, node_or_skip
+from .test_auth import add_user, login
 from .webapp import client
 
 FLAGGED = "a faggot and a junkie"
@@ -82,8 +89,10 @@ def test_the_query_wins_over_the_cookie_which_wins_over_the_header() -> None:
     assert choose("/", "", f"{COOKIE}=it", "fr") == ("it", None)
     assert choose("/", "lang=xx", f"{COOKIE}=zz", "fr-CA") == ("fr", None)  # unknown choices are ignored
     assert choose("/", "", 'bad"cookie', "nl") == ("nl", None)
-    # moderator, batch and admin pages are English only, whatever was asked
-    assert choose("/review", "lang=fr", f"{COOKIE}=fr", "fr") == ("en", None)
+    # the staff pages follow the same rules as the readers' (they used to be English only)
+    assert choose("/review", "lang=fr", "", "de") == ("fr", "fr")
+    assert choose("/batches/x/report", "", f"{COOKIE}=it", "fr") == ("it", None)
+    assert choose("/admin/sites", "", "", "el") == ("el", None)
 
 
 # --- the catalogue ---------------------------------------------------------------------------------------------------
@@ -237,7 +246,253 @@ def test_the_stream_speaks_the_readers_language(api: TestClient, analysis_id: st
     assert "Analysis finished." not in body
 
 
-def test_moderator_pages_stay_english(api: TestClient) -> None:
-    page = api.get("/login", headers={**HTML, "Accept-Language": "fr"})
-    assert page.status_code == 200 and '<html lang="en">' in page.text
-    assert said("fr", "language.label") not in page.text  # no switcher where nothing would change
+# --- the pages of moderators, archivists and admins -----------------------------------------------------------------
+
+STAFF_TOKEN = "an-admin-token-for-i18n"
+FORUM = "https://forum.example"
+DEFERRED = "the strike left him crippled"  # an ambiguous term and no model: needs review
+# content, not chrome: the English test texts, the user, file and site names, codes and numbers
+CONTENT = {"boss", "rows.csv", "labelled.csv", "Riverside", FORUM, FLAGGED, DEFERRED, "he was quoting"}
+CONTENT |= {"a perfectly friendly sentence"}
+CONTENT |= {"faggot", "junkie", "crippled"}  # the vocabulary's terms, in the report's term filter
+
+
+class Chrome(HTMLParser):
+    """The words a page shows as its own: text nodes outside content (`bdi`, `code`, `pre`, `time`, `textarea`, an
+    element marked with another `lang`) and outside scripts; also the words of labels in attributes."""
+
+    SKIP = frozenset({"bdi", "code", "pre", "time", "textarea", "script", "style", "q", "svg"})
+    VOID = frozenset({"br", "img", "input", "meta", "link", "hr", "source", "wbr"})
+
+    def __init__(self, page_lang: str) -> None:
+        super().__init__()
+        self.page_lang = page_lang
+        self.stack: list[bool] = []  # for each open element: is its text content?
+        self.words: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        content = (self.stack[-1] if self.stack else False) or tag in self.SKIP
+        content = content or (named.get("lang") not in (None, self.page_lang) and tag != "html")
+        for name in ("aria-label", "title", "data-copied", "data-select"):  # a placeholder is an example: content
+            if named.get(name) and not content:
+                self.words.append(str(named[name]))
+        if tag not in self.VOID:
+            self.stack.append(content)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in self.VOID and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if not (self.stack and self.stack[-1]) and data.strip():
+            self.words.append(" ".join(data.split()))
+
+
+def chrome(page: str, lang: str) -> list[str]:
+    parser = Chrome(lang)
+    parser.feed(page)
+    main = page.split('<main id="main">', 1)[1].split("</main>", 1)[0]
+    parser_main = Chrome(lang)
+    parser_main.feed(main)
+    return parser_main.words
+
+
+def english_left(english: str, other: str, lang: str, content: set[str]) -> list[str]:
+    """Text of the page's own (in <main>) that reads the same in English and in `lang`: chrome left untranslated.
+    Content (test texts, names, ids), and words the two languages share on purpose ("Site", "Label", "optional":
+    the same in both catalogues) are not counted."""
+    same = (v for k, v in catalogue("en").items() if catalogue(lang)[k] == v)
+    shared = sorted({part for v in same for part in re.split(r"\{\w+\}", v) if part.strip()}, key=len, reverse=True)
+    left = []
+    for words in set(chrome(english, "en")) & set(chrome(other, lang)):
+        rest = words
+        for part in (*content, *shared):
+            rest = rest.replace(part, " ")
+        if re.search(r"[A-Za-z]{4,}", re.sub(r"\b(JSONL?|UTC)\b", "", rest)):
+            left.append(words)
+    return sorted(left)
+
+
+def wait_for_job(api: TestClient, job_id: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # bounded
+        if api.get(f"/api/v1/batches/{job_id}").json()["status"] == "complete":
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"batch {job_id} did not complete in 60 s")
+
+
+@pytest.fixture(scope="module")
+def staff(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    """A signed-in admin with something on every staff page: a site, a deferred and a disputed item in the queue, a
+    decided item (with its "saved" message), and a finished batch with a failed row."""
+    with client(tmp_path_factory.mktemp("i18n-staff"), admin_token=STAFF_TOKEN) as api:
+        bearer = {"Authorization": f"Bearer {STAFF_TOKEN}"}
+        site = api.post("/api/v1/sites", json={"name": "Riverside", "allowed_origins": [FORUM]}, headers=bearer)
+        key = site.json()["key"]
+        posts = [{"id": "d", "text": DEFERRED}, {"id": "f", "text": FLAGGED}]
+        checked = api.post(
+            f"/api/v1/widget/{key}/check", json={"lang": "en", "posts": posts}, headers={"Origin": FORUM}
+        )
+        results = {r["id"]: r for r in checked.json()["results"]}
+        disputed = results["f"]["analysis_id"]
+        feedback = {"analysis_id": disputed, "post_id": "f", "helpful": False, "comment": "he was quoting"}
+        api.post(f"/api/v1/widget/{key}/feedback", json=feedback, headers={"Origin": FORUM})
+        add_user(api, "boss", role="admin")
+        assert login(api, "boss").status_code == 303
+        # r2 has no text (never retryable), r4 a language no vocabulary covers (retryable in another one)
+        rows = f"id,text,lang\nr1,{FLAGGED},en\nr2,,en\nr3,a perfectly friendly sentence,\nr4,some words,zz\n"
+        upload = {"file": ("rows.csv", rows.encode())}
+        job = api.post("/api/v1/batches", files=upload, data={"lang_column": "lang"}).json()["id"]
+        wait_for_job(api, job)
+        # one decision, so that the decided view lists something and the queue says what was saved
+        item = api.get(f"/review/{disputed}")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', item.text)
+        assert csrf is not None
+        decided = api.post(f"/review/{disputed}", data={"csrf": csrf[1], "action": "overturn:not_flagged"})
+        assert decided.status_code == 200, decided.text
+        # an evaluation on a small labelled file, and the fairness audit of English
+        form = re.search(r'name="csrf" value="([^"]+)"', api.get("/admin/evaluations").text)
+        assert form is not None
+        labelled = f"text,label\n{FLAGGED},hateful\na perfectly friendly sentence,ok\n{DEFERRED},ok\n".encode()
+        sent = api.post(
+            "/admin/evaluations",
+            files={"file": ("labelled.csv", labelled)},
+            data={"csrf": form[1], "positive": "hateful"},
+            follow_redirects=False,
+        )
+        audit = api.post("/admin/evaluations/audit", data={"csrf": form[1], "language": "en"}, follow_redirects=False)
+        assert sent.status_code == audit.status_code == 303, (sent.text, audit.text)
+        evaluation, fairness = sent.headers["location"], audit.headers["location"]
+        for path in (evaluation, fairness):
+            deadline = time.monotonic() + 60
+            while 'id="evaluation-result"' not in api.get(path).text:  # bounded
+                assert time.monotonic() < deadline, f"{path} shows no report after 60 s"
+                time.sleep(0.2)
+        ids = {"key": key, "item": results["d"]["analysis_id"], "decided": disputed, "job": job}
+        yield api, {**ids, "evaluation": evaluation, "audit": fairness}
+
+
+STAFF_PAGES = {
+    # path (with the fixture's ids) -> keys that page must show
+    "/review?done={decided}": ("review.h1", "review.lead", "review.approve", "review.tab.decided", "flash.undo"),
+    "/review/{item}": ("item.back", "item.text", "item.keys", "item.terms_hint", "item.history", "item.flag"),
+    "/review/decided": ("decided_view.lead", "decided_view.moderator", "review.tab.not_flagged"),
+    "/batches": ("batches.h1", "batches.text_column", "batches.detect", "batches.start", "demo.mode_fast"),
+    "/batches/{job}": ("batch.complete", "batch.failed_title", "batch.retry", "batch.retry_hint", "batch.report"),
+    "/batches/{job}/report": ("report.downloads", "report.records", "report.charts", "report.frequent_terms"),
+    "/admin/sites?added={key}": ("sites.h1", "sites.lead", "sites.origins", "sites.add_button", "sites.copy"),
+    "/account": ("login.account",),
+    "/review/quality": ("quality.h1", "quality.lead", "quality.deferral_rate", "quality.per_term", "quality.ece"),
+    "/admin/sites/{key}?saved=values": ("site.saved.values", "site.values", "site.value_fp", "site.no_proposal"),
+    "/admin/evaluations": ("evals.h1", "evals.lead", "evals.file_title", "evals.run_audit", "evals.past"),
+    "{evaluation}": ("evals.fig.counted", "evals.confusion", "evals.chart.outcomes", "evals.report_json"),
+    "{audit}": ("evals.audit", "evals.p_value", "evals.mean_delta", "evals.results_csv"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_staff_page_speaks_the_browsers_language(staff: tuple[TestClient, dict[str, str]], lang: str) -> None:
+    api, ids = staff
+    for template, keys in STAFF_PAGES.items():
+        path = template.format(**ids)
+        english = api.get(path, headers={**HTML, "Accept-Language": "en"})
+        page = api.get(path, headers={**HTML, "Accept-Language": f"{lang}-XX,{lang};q=0.9,en;q=0.1"})
+        assert page.status_code == english.status_code == 200, (path, page.text[-500:])
+        assert f'<html lang="{lang}">' in page.text, path
+        assert "Accept-Language" in page.headers["vary"] and "Cookie" in page.headers["vary"], path
+        # the same switcher as the readers' pages
+        assert said(lang, "language.label") in page.text and f'hreflang="{lang}" aria-current="true"' in page.text
+        for key in keys:
+            assert said(lang, key) in page.text, (path, key)
+        if lang != "en":
+            left = english_left(english.text, page.text, lang, {*CONTENT, *ids.values()})
+            assert left == [], (path, left)
+
+
+def test_the_staff_pages_messages_are_translated(staff: tuple[TestClient, dict[str, str]]) -> None:
+    api, ids = staff
+    french = {**HTML, "Accept-Language": "fr"}
+    queue = api.get(f"/review?done={ids['decided']}", headers=french).text
+    saved = said("fr", "flash.saved", what=said("fr", "flash.saved.overturn", label=said("fr", "label.not_flagged")))
+    assert html.unescape(saved) in html.unescape(queue) and "Saved:" not in queue
+    report = api.get(f"/batches/{ids['job']}/report", headers={**HTML, "Accept-Language": "de"}).text
+    assert said("de", "report.choice.flagged_or_deferred") in report and "flagged or needs review" not in report
+    assert said("de", "report.subset.needs_review") in report
+    # a row's error is the code's detail, in English, and says so to a screen reader
+    job = api.get(f"/batches/{ids['job']}", headers=french).text
+    assert '<td lang="en">' in job
+    sites = api.get(f"/admin/sites?added={ids['key']}", headers={**HTML, "Accept-Language": "el"}).text
+    assert said("el", "sites.added", name="Riverside") in sites
+    assert f'data-copied="{said("el", "sites.copied")}"' in sites  # admin.js says "Copied." in Greek
+
+
+def test_the_login_form_and_its_errors_speak_the_browsers_language(api: TestClient) -> None:
+    german = {**HTML, "Accept-Language": "de"}
+    form = api.get("/login?next=/admin/sites", headers=german)
+    assert form.status_code == 200 and '<html lang="de">' in form.text
+    for key in ("login.name", "login.password", "login.token_link"):
+        assert said("de", key) in form.text, key
+    assert 'href="?next=%2Fadmin%2Fsites&amp;lang=fr"' in form.text  # the switcher keeps where login goes next
+    token = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert token is not None
+    data = {"username": "nobody", "password": "not the password", "csrf": token[1], "next": "/"}
+    wrong = api.post("/login", data=data, headers=german)
+    assert wrong.status_code == 400 and said("de", "login.wrong") in wrong.text
+    assert "Wrong name or password." not in wrong.text
+    forged = api.post("/login", data={**data, "csrf": "forged"}, headers={**HTML, "Accept-Language": "pt"})
+    assert forged.status_code == 403 and said("pt", "login.expired") in forged.text
+
+
+def test_a_chart_says_what_it_shows_in_the_pages_language() -> None:
+    token = current.set("it")
+    try:
+        empty = str(bar_chart([], title="Lingue"))
+        drawn = str(bar_chart([("a", 3), ("b", 1)], title="Lingue", max_bars=1))
+    finally:
+        current.reset(token)
+    assert said("it", "chart.empty", title="Lingue") in empty
+    assert "2" not in said("it", "chart.bars.one", count=1, label="a", value=3)
+    assert said("it", "chart.bars.one", count=1, label="a", value=3) in drawn and "; altre 1 non mostrate" in drawn
+    assert "No data" not in str(bar_chart([], title="x"))[:0] + empty
+
+
+def test_why_an_item_waits_is_said_in_the_moderators_language() -> None:
+    token = current.set("de")
+    try:
+        said = {
+            reason: queue_reason(reason)
+            for reason in (
+                "deferred",
+                "deferred by the site's threshold: confidence 0.42",
+                "disputed by a reader: <b>he</b> was quoting",
+                "disputed by a reader: (no comment)",
+                "spot check: an automatic “not flagged” drawn at random",
+                "1 ambiguous term(s) could not be decided",  # the engine's: a detail, left as it is
+            )
+        }
+    finally:
+        current.reset(token)
+    assert said["deferred"] == said_in("de", "queue.deferred")
+    threshold = said["deferred by the site's threshold: confidence 0.42"]
+    assert threshold == said_in("de", "queue.threshold", confidence=0.42)
+    assert said["disputed by a reader: <b>he</b> was quoting"] == said_in(
+        "de", "queue.disputed", comment="&lt;b&gt;he&lt;/b&gt; was quoting"
+    )
+    assert said["disputed by a reader: (no comment)"] == said_in("de", "queue.disputed_silently")
+    spot = said["spot check: an automatic “not flagged” drawn at random"]
+    assert spot == said_in("de", "queue.spot_check", label=catalogue("de")["label.not_flagged"])
+    assert said["1 ambiguous term(s) could not be decided"] is None
+
+
+def said_in(lang: str, key: str, **params: object) -> str:
+    words = str(escape(catalogue(lang)[key]))
+    return words.format(**params) if params else words
+
+
+def test_the_queue_marks_the_engines_reasons_as_english(staff: tuple[TestClient, dict[str, str]]) -> None:
+    api, _ = staff
+    queue = api.get("/review", headers={**HTML, "Accept-Language": "it"}).text
+    reasons = queue.split('<ul class="reasons">', 1)[1].split("</ul>", 1)[0]
+    assert '<li lang="en"><bdi>' in reasons  # the deferred item's engine reason

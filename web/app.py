@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engine.analysis import BackendRouter
 from engine.paths import PROJECT_ROOT
-from web import errors, evaluation_report, i18n, language_names
+from web import errors, evaluation_report, i18n, language_names, review_words
 from web.auth import current_session
 from web.batches import BatchWorker
 from web.bodylimit import BodyLimit, upload_routes
@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
     app.state.templates = Jinja2Templates(directory=PROJECT_ROOT / "templates", context_processors=[status_line])
     install_filters(app.state.templates.env)
     i18n.install(app.state.templates.env)
+    review_words.install(app.state.templates.env)
     evaluation_report.install(app.state.templates.env)
     language_names.install(app.state.templates.env)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")

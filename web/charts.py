@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from web.i18n import plural_key, text
+
 LABEL_WIDTH = 200  # room for about 28 characters at the page's small font size
 VALUE_WIDTH = 56  # room for a count with up to seven digits after the longest bar
 BAR_HEIGHT = 20
@@ -48,7 +50,7 @@ def bar_chart(items: Sequence[tuple[str, int]], *, title: str, max_bars: int = 1
         if not isinstance(count, int) or count < 0:
             raise ValueError(f"the count of {label!r} must be a non-negative integer, got {count!r}")
     if not items:
-        return Markup('<p class="chart-empty">No data for {}.</p>').format(title)
+        return Markup('<p class="chart-empty">{}</p>').format(text("chart.empty", title=title))
 
     ranked = sorted(items, key=lambda item: (-item[1], item[0]))
     shown = ranked[:max_bars]
@@ -56,9 +58,10 @@ def bar_chart(items: Sequence[tuple[str, int]], *, title: str, max_bars: int = 1
     chart_id = _chart_id(title)
     height = 2 * PADDING + len(shown) * (BAR_HEIGHT + BAR_GAP) - BAR_GAP
 
-    description = f"{len(shown)} bar{'s' if len(shown) != 1 else ''}; largest: {shown[0][0]} ({largest})"
+    # in the page's language, as the screen reader reads it out (web/locales: chart.*)
+    description = text(plural_key("chart.bars", len(shown)), count=len(shown), label=shown[0][0], value=largest)
     if len(ranked) > len(shown):
-        description += f"; {len(ranked) - len(shown)} more not shown"
+        description += text("chart.more", count=len(ranked) - len(shown))
 
     parts = _opening("chart", chart_id, width, height, title, description)
     for row, (label, count) in enumerate(shown):
@@ -159,7 +162,7 @@ def line_chart(
         raise ValueError(f"the marker must be at a finite x, got {marker[0]!r}")
     drawn = [(index, name, points) for index, (name, points) in enumerate(series, start=1) if points]
     if not drawn:
-        return Markup('<p class="chart-empty">No data for {}.</p>').format(title)
+        return Markup('<p class="chart-empty">{}</p>').format(text("chart.empty", title=title))
 
     xs = [x for _, _, points in drawn for x, _ in points] + ([marker[0]] if marker else [])
     ys = [y for _, _, points in drawn for _, y in points]
@@ -167,13 +170,15 @@ def line_chart(
     scale = _Scale(box, _span(min(xs), max(xs)), _span(min(ys), max(ys)))
     chart_id = _chart_id(title)
 
-    described = "; ".join(f"{name} ({len(points)} point{'s' if len(points) != 1 else ''})" for _, name, points in drawn)
-    description = (
-        f"{x_label} from {_number(scale.x_range[0])} to {_number(scale.x_range[1])}; "
-        f"{y_label} from {_number(scale.y_range[0])} to {_number(scale.y_range[1])}; {described}"
+    # in the page's language, as the screen reader reads it out (web/locales: chart.*)
+    described = "; ".join(
+        text(plural_key("chart.points", len(points)), name=name, count=len(points)) for _, name, points in drawn
     )
+    x_span = text("chart.axis", axis=x_label, low=_number(scale.x_range[0]), high=_number(scale.x_range[1]))
+    y_span = text("chart.axis", axis=y_label, low=_number(scale.y_range[0]), high=_number(scale.y_range[1]))
+    description = f"{x_span}; {y_span}; {described}"
     if marker is not None:
-        description += f"; marked: {marker[1]} at {_number(marker[0])}"
+        description += text("chart.marked", label=marker[1], x=_number(marker[0]))
 
     parts = [*_opening("chart line-chart", chart_id, width, height, title, description), _axes(scale, x_label, y_label)]
     for index, name, points in drawn:

@@ -35,6 +35,7 @@ from engine.deferral import (
     value_curve,
 )
 from web.charts import line_chart
+from web.i18n import text
 from web.models import DecisionRecord, ModeratorDecision, Site, WidgetResult
 from web.sites import Sites
 
@@ -85,12 +86,12 @@ def calibration_json(calibration: Calibration | None) -> str:
 
 
 def describe(calibration: Calibration | None) -> str:
-    """A short human description of a calibration, for the site page."""
+    """A short human description of a calibration, for the site page (in its language: web/locales, calibration.*)."""
     if calibration is None:
-        return "none (confidences are used as they are)"
+        return text("calibration.none")
     if isinstance(calibration, Platt):
-        return f"Platt scaling (a = {calibration.a:.3f}, b = {calibration.b:.3f})"
-    return f"temperature scaling (T = {calibration.t:.3f})"
+        return text("calibration.platt", a=f"{calibration.a:.3f}", b=f"{calibration.b:.3f}")
+    return text("calibration.temperature", value=f"{calibration.t:.3f}")
 
 
 def calibration_of(site: Site) -> Callable[[float], float]:
@@ -343,20 +344,20 @@ def value_chart(report: SiteDeferral) -> Markup:
         low, high = min(values), max(values)
         # line_chart has one marker, which the proposal takes; the current τ is drawn as a two-point series
         current = report.current_tau
-        series.append((f"current τ = {current:.2f}", [(current, low), (current, high)]))
-    marker = (report.chosen[0], f"chosen τ = {report.chosen[0]:.2f}") if report.chosen else None
-    return line_chart(series, title="Value of each threshold, V(τ)", x_label="τ", y_label="V(τ)", marker=marker)
+        series.append((text("site.current_tau", tau=f"{current:.2f}"), [(current, low), (current, high)]))
+    marker = (report.chosen[0], text("site.chosen_tau", tau=f"{report.chosen[0]:.2f}")) if report.chosen else None
+    return line_chart(series, title=text("site.value_chart"), x_label="τ", y_label="V(τ)", marker=marker)
 
 
 def calibration_chart(report: SiteDeferral) -> Markup:
     """Reliability: per confidence bin, the mean confidence against the share of decisions that were right."""
     series: list[tuple[str, list[tuple[float, float]]]] = [
-        ("raw confidence", [(mean, observed) for mean, observed, _ in report.bins_before]),
+        (text("site.raw_confidence"), [(mean, observed) for mean, observed, _ in report.bins_before]),
     ]
     if report.calibration is not None:
-        series.append(("calibrated", [(mean, observed) for mean, observed, _ in report.bins_after]))
+        series.append((text("site.calibrated"), [(mean, observed) for mean, observed, _ in report.bins_after]))
     if report.bins_before:
-        series.append(("perfectly calibrated", [(0.0, 0.0), (1.0, 1.0)]))
+        series.append((text("site.perfectly_calibrated"), [(0.0, 0.0), (1.0, 1.0)]))
     return line_chart(
-        series, title="Calibration (reliability)", x_label="mean confidence in the bin", y_label="share right"
+        series, title=text("site.calibration_chart"), x_label=text("site.chart_x"), y_label=text("site.chart_y")
     )

@@ -17,7 +17,10 @@ from engine.audit import AuditReport
 from engine.evaluation import EvaluationReport
 from engine.paths import PROJECT_ROOT
 from engine.pipeline import PipelineConfig
+from web import i18n
 from web.charts import bar_chart
+from web.i18n import text
+from web.render import install_filters
 
 OUTCOMES = ("flagged", "not_flagged", "needs_review", "error")
 
@@ -33,16 +36,17 @@ def eval_charts(run: Mapping[str, Any]) -> dict[str, Markup]:
     name = run.get("name", "")
     charts = {
         "outcomes": bar_chart(
-            [item for item in outcomes if item[1]], title=f"Labels and decisions ({name})", max_bars=8
+            [item for item in outcomes if item[1]], title=text("evals.chart.outcomes_of", name=name), max_bars=8
         ),
         "languages": bar_chart(
-            [(lang, _percent(m["f1"])) for lang, m in run["by_language"].items()], title=f"F1 per language, % ({name})"
+            [(lang, _percent(m["f1"])) for lang, m in run["by_language"].items()],
+            title=text("evals.chart.languages_of", name=name),
         ),
     }
     if run["by_group"]:
         charts["groups"] = bar_chart(
             [(group, _percent(m["f1"])) for group, m in run["by_group"].items()],
-            title=f"F1 per group, % ({name})",
+            title=text("evals.chart.groups_of", name=name),
             max_bars=30,
         )
     return charts
@@ -52,7 +56,7 @@ def audit_charts(report: Mapping[str, Any]) -> dict[str, Markup]:
     return {
         lang["language"]: bar_chart(
             [(g["group"], g["deviations"]) for g in lang["groups"]],
-            title=f"Decisions unlike the rest of the tuple, per group ({lang['language']})",
+            title=text("evals.chart.deviations_of", language=lang["language"]),
             max_bars=40,
         )
         for lang in report["languages"]
@@ -67,6 +71,9 @@ def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(PROJECT_ROOT / "templates"), autoescape=select_autoescape(["html"]))
     env.globals["eval_charts"] = eval_charts
     env.globals["audit_charts"] = audit_charts
+    # the partial speaks through the catalogue; outside a request that is English, as the file says (lang="en")
+    i18n.install(env)
+    install_filters(env)
     return env
 
 

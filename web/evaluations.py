@@ -25,6 +25,7 @@ from engine.evaluation import REVIEW_AS, HitOutcome, Prediction, ReviewAs, RunIn
 from engine.labelled import Columns, LabelledRow, Labels, parse_labelled
 from engine.result import language_of
 from web.batches import rows_of
+from web.i18n import text
 from web.models import BatchJob, BatchRow, Evaluation
 from web.services import Services
 
@@ -218,7 +219,7 @@ def headline(evaluation: Evaluation) -> str:
         return ""
     report = json.loads(evaluation.report)
     if evaluation.kind == "audit":
-        return f"consistency {100 * report['consistency_rate']:.1f}%"
+        return text("evals.consistency_headline", rate=f"{100 * report['consistency_rate']:.1f}%")
     overall = report["overall"]
 
     def pct(value: float | None) -> str:

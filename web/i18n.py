@@ -6,8 +6,7 @@ also sets the `unerase_lang` cookie, so the choice sticks), that cookie, the bro
 
 The middleware keeps the choice in a context variable for the request, so that templates, imported macros and the
 SSE renderer (which renders fragments long after the route returned) all read it without it being passed around.
-Moderator, batch and admin pages stay English for now: their paths get English whatever the reader asked for, so a
-page is never half in one language and half in another.
+Every page follows these rules, the pages of moderators, archivists and admins as well as the readers' ones.
 """
 
 from __future__ import annotations
@@ -31,8 +30,6 @@ LANGUAGES = ("en", "fr", "el", "de", "nl", "it", "pt")
 SOURCE = "en"
 COOKIE = "unerase_lang"
 COOKIE_SECONDS = 365 * 24 * 3600
-# pages for moderators, archivists and admins: English only (docs/i18n.md)
-ENGLISH_ONLY = ("/review", "/batches", "/admin", "/account", "/login", "/logout")
 
 current: ContextVar[str] = ContextVar("unerase_lang", default=SOURCE)
 
@@ -116,8 +113,6 @@ def known(value: str | None) -> str | None:
 
 def choose(path: str, query: str, cookie_header: str, accept_language: str | None) -> tuple[str, str | None]:
     """(the page's language, a language to remember in the cookie or None)."""
-    if path.startswith(ENGLISH_ONLY):
-        return SOURCE, None
     asked = known((parse_qs(query).get("lang") or [""])[0])
     if asked:
         return asked, asked
@@ -175,13 +170,38 @@ class Language:
             current.reset(token)
 
 
+def detail_lang() -> Markup:
+    """` lang="en"` on an element holding a detail the code wrote in English (an engine's reason, a row's error),
+    when the page is in another language: a screen reader then pronounces it as English."""
+    return Markup(' lang="en"') if current.get() != SOURCE else Markup("")
+
+
+def label_words(label: Any) -> str:
+    """A decision label as the pages say it ("needs_review" -> "needs review"), in the page's language."""
+    key = f"label.{label}"
+    return lookup(key) if key in catalogue(SOURCE) else str(label).replace("_", " ")
+
+
 def install(env: Any) -> None:
     env.globals["t"] = t
     env.globals["tn"] = tn
     env.globals["ui_lang"] = current.get
     env.globals["ui_languages"] = switcher_links
-    env.globals["english_only_paths"] = ENGLISH_ONLY
     env.globals["has_t"] = lambda key: key in catalogue(SOURCE)
+    env.globals["detail_lang"] = detail_lang
+    # markup placed into a translated sentence: a command or a code, a link
+    env.globals["code_markup"] = lambda value: Markup("<code>%s</code>") % value
+    env.globals["link_markup"] = lambda href, words: Markup('<a href="%s">%s</a>') % (href, words)
+    env.globals["download_link"] = lambda id, href, words: (
+        Markup('<a id="%s" href="%s" download>%s</a>')
+        % (
+            id,
+            href,
+            words,
+        )
+    )
+    env.filters["label"] = label_words
+    env.filters["role"] = lambda role: lookup(f"role.{role}") if f"role.{role}" in catalogue(SOURCE) else role
     # a colon before a line break or closing tag: French keeps its no-break space before the colon
     env.filters["rstrip"] = lambda value: value.rstrip(" ")
     env.filters["strong"] = lambda value: Markup("<strong>%s</strong>") % value

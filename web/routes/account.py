@@ -33,6 +33,7 @@ from web.auth import (
     safe_next,
 )
 from web.deps import ServicesDep, TemplatesDep
+from web.i18n import plural_key, text
 from web.models import User, iso
 from web.ratelimit import client_address
 
@@ -42,7 +43,6 @@ LOGIN_COOKIE = "unerase_login"
 LOGIN_COOKIE_SECONDS = 3600
 WINDOW_SECONDS = 15 * 60
 MAX_TRACKED = 50_000
-WRONG = "Wrong name or password."
 
 
 class FailureLimiter:
@@ -157,18 +157,18 @@ async def login(
 
     expected = request.cookies.get(LOGIN_COOKIE, "")
     if not csrf or not expected or not hmac.compare_digest(csrf.encode(), expected.encode()):
-        return await again(403, "The login form had expired or did not come from this site. Please try again.")
+        return await again(403, text("login.expired"))
     client, name = client_address(request, services.settings.trust_forwarded_for), username.strip().lower()
     wait = max(login_guard.by_client.retry_after(client), login_guard.by_name.retry_after(name))
     if wait:
         minutes = math.ceil(wait / 60)
-        message = f"Too many failed logins. Please wait {minutes} minute{'s' if minutes != 1 else ''} and try again."
+        message = text(plural_key("login.too_many", minutes), count=minutes)
         return await again(429, message, {"Retry-After": str(wait)})
     user = await run_in_threadpool(accounts(request).authenticate, username, password)
     if user is None:
         login_guard.by_client.fail(client)
         login_guard.by_name.fail(name)
-        return await again(400, WRONG)
+        return await again(400, text("login.wrong"))
     old = request.cookies.get(SESSION_COOKIE)
     if old:
         # a new login never reuses a session someone may have planted in this browser

@@ -24,6 +24,7 @@ from web.admin import TOKEN_PAGE, Admin, check_csrf, form_token, who
 from web.bodies import JsonBody
 from web.deps import ServicesDep, TemplatesDep
 from web.errors import PROBLEM_RESPONSES, NotFound
+from web.i18n import text
 from web.models import Site, iso
 from web.services import Services
 from web.sites import new_key, normalise_origin, parse_list, site_to_dict
@@ -189,15 +190,13 @@ async def site_page(
         "calibration_chart": deferral.calibration_chart(report),
         "csrf": await form_token(request, services),
         "languages": services.detector.languages,
-        "saved": SAVED_MESSAGES.get(saved),
+        "saved": text(f"site.saved.{saved}") if saved in SAVED_MESSAGES else None,
     }
     return templates.TemplateResponse(request, "admin_site.html", context)
 
 
-SAVED_MESSAGES = {
-    "values": "Saved: the values of the outcomes. The proposed threshold below is computed from them.",
-    "deferral": "Saved: this site now uses the chosen threshold τ and calibration.",
-}
+# what each form of the site page saved: web/locales, site.saved.*
+SAVED_MESSAGES = ("values", "deferral")
 
 
 @router.post("/admin/sites/{key}/values", dependencies=[Admin], include_in_schema=False)

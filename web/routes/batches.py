@@ -33,6 +33,7 @@ from web.batches import (
 from web.charts import bar_chart
 from web.deps import BatchWake, RateLimit, ServicesDep, TemplatesDep
 from web.errors import PROBLEM_RESPONSES, NotFound
+from web.i18n import text
 from web.models import BatchJob, iso
 from web.render import in_words
 from web.services import Services
@@ -386,17 +387,15 @@ async def report_page(
         return RedirectResponse(f"/batches/{job_id}", status_code=303)
     raw = json.loads(job.stats)
     stats = in_words(raw)
+    # the headings in the page's language (web/locales: report.*)
     charts = [
-        ("Decisions", bar_chart([tuple(item) for item in stats["decisions"]], title="Decisions")),
-        (
-            "Targeted characteristics",
-            bar_chart([tuple(item) for item in stats["categories"]], title="Targeted characteristics"),
-        ),
-        (
-            "Most frequent terms",
-            bar_chart([tuple(item) for item in stats["terms"]], title="Most frequent terms", max_bars=20),
-        ),
-        ("Languages", bar_chart([tuple(item) for item in stats["languages"]], title="Languages")),
+        (title, bar_chart([tuple(item) for item in stats[key]], title=title, max_bars=bars))
+        for title, key, bars in (
+            (text("report.decisions"), "decisions", 15),
+            (text("report.characteristics"), "categories", 15),
+            (text("report.frequent_terms"), "terms", 20),
+            (text("report.languages"), "languages", 15),
+        )
     ]
     # without a label in the address, the table lists what needs a person's eyes: flagged and deferred records
     chosen = RecordFilter.parse(",".join(FLAGGED_OR_DEFERRED) if label is None else label, term, category)
@@ -411,16 +410,16 @@ async def report_page(
         "chosen": chosen,
         "label_value": ",".join(chosen.labels),
         "label_choices": [
-            (",".join(FLAGGED_OR_DEFERRED), "flagged or needs review"),
-            ("flagged", "flagged"),
-            ("needs_review", "needs review"),
-            ("not_flagged", "not flagged"),
-            ("failed", "failed (not analysed)"),
-            ("", "all records"),
+            (",".join(FLAGGED_OR_DEFERRED), text("report.choice.flagged_or_deferred")),
+            ("flagged", text("label.flagged")),
+            ("needs_review", text("label.needs_review")),
+            ("not_flagged", text("label.not_flagged")),
+            ("failed", text("report.choice.failed")),
+            ("", text("report.choice.all")),
         ],
         "terms": [name for name, _ in raw["terms"]],
         "categories": [name for name, _ in raw["categories"]],
-        "subsets": [("flagged", "Flagged"), ("needs_review", "Needs review"), ("failed", "Failed")],
+        "subsets": [(name, text(f"report.subset.{name}")) for name in ("flagged", "needs_review", "failed")],
         "subset_counts": {**dict(raw["decisions"]), "failed": raw["errors"]},
         "query": urlencode(chosen.query()),
     }

@@ -23,6 +23,7 @@ from web.analyses import finished_events, load_record
 from web.auth import require_role
 from web.charts import line_chart
 from web.deps import ServicesDep, TemplatesDep
+from web.i18n import text
 from web.models import User
 from web.quality import PERIODS, DecisionRow, Quality, QualityFilter, QualityReport
 from web.results import analysis_document
@@ -54,10 +55,10 @@ def calibration_chart(report: QualityReport) -> object:
     if not agreed:
         return None
     return line_chart(
-        [("Moderator agreed", agreed), ("Perfectly calibrated", [(0.0, 0.0), (1.0, 1.0)])],
-        title="Calibration of the automatic confidence",
-        x_label="automatic confidence (mean of bin)",
-        y_label="share the moderator agreed with",
+        [(text("quality.agreed"), agreed), (text("quality.perfect"), [(0.0, 0.0), (1.0, 1.0)])],
+        title=text("quality.chart"),
+        x_label=text("quality.chart_x"),
+        y_label=text("quality.chart_y"),
     )
 
 

@@ -22,8 +22,9 @@ from web import precedents
 from web.auth import check_csrf, current_session, require_role
 from web.deps import ServicesDep, TemplatesDep
 from web.errors import NotFound
+from web.i18n import text
 from web.models import User
-from web.render import segments
+from web.render import label_words, segments
 from web.review import (
     DECIDED_LABELS,
     KINDS,
@@ -61,12 +62,8 @@ def item_url(analysis_id: str | None, filters: QueueFilter, **extra: str) -> str
     return path + (f"?{query}" if query else "")
 
 
-SAVED = {
-    "confirm": "you confirmed “{label}”",
-    "overturn": "you decided “{label}”",
-    "explain": "the explanation readers see, with the label “{label}”",
-    "note": "your note",
-}
+# what each action saved, in the page's language (web/locales: flash.*)
+SAVED = ("confirm", "overturn", "explain", "note")
 
 
 async def flash_of(review: Review, user: User, done: str | None, undone: str | None) -> dict[str, object] | None:
@@ -82,18 +79,19 @@ async def flash_of(review: Review, user: User, done: str | None, undone: str | N
     if not mine:
         return None
     entry, after = mine[-1], json.loads(mine[-1].after)
-    label = str(after.get("label", "")).replace("_", " ")
+    label = label_words(str(after.get("label", "")))
     excerpt = found.record.text[:60] + ("…" if len(found.record.text) > 60 else "")
     if undone and entry.action == "undo":
-        by = f"moderator {after['moderator']}" if after.get("decided_by") == "moderator" else "the automatic analysis"
-        return {"kind": "undone", "message": f"Undone: the label is “{label}” again, decided by {by}.",
+        moderator = after.get("decided_by") == "moderator"
+        by = text("flash.by_moderator", name=after["moderator"]) if moderator else text("flash.by_automatic")
+        return {"kind": "undone", "message": text("flash.undone", label=label, by=by),
                 "excerpt": excerpt, "analysis_id": wanted}  # fmt: skip
     if not done or entry.action not in SAVED:
         return None
     undo = await run_in_threadpool(review.undoable, found, user.username) if entry.action != "note" else None
     return {
         "kind": "saved",
-        "message": "Saved: " + SAVED[entry.action].format(label=label) + ".",
+        "message": text("flash.saved", what=text(f"flash.saved.{entry.action}", label=label)),
         "excerpt": excerpt,
         "analysis_id": wanted,
         "undo_sequence": newest_sequence(found) if undo is not None else None,
