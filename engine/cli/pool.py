@@ -55,8 +55,10 @@ def parse_jobs(value: str | None) -> int:
     return jobs
 
 
-def chunks(lines: Iterable[str], size: int = CHUNK) -> Iterator[Chunk]:
-    """The lines in chunks of `size`, each with the number of its first line; read only as far as asked."""
+def chunks(lines: Iterable[str], size: int | None = None) -> Iterator[Chunk]:
+    """The lines in chunks of `size` (default CHUNK), each with the number of its first line; read only as far
+    as asked."""
+    size = size or CHUNK
     batch: list[str] = []
     first = 1
     for line in lines:
