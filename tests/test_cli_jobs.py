@@ -262,3 +262,43 @@ def test_a_sites_precedents_are_not_shared_with_workers(tmp_path: Path) -> None:
     args = build_parser().parse_args(["analyze", "--input", str(source), "--vocab", VOCAB, "--jobs", "2"])
     with pytest.raises(UneraseError, match="--jobs with --site is not supported"):
         cmd_analyze(args, None, precedents=object())  # type: ignore[arg-type]
+
+
+def test_shards_check_accepts_the_whole_set_and_names_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = str(corpus(tmp_path / "in.jsonl", count=120))
+    outputs = []
+    for index in (1, 2, 3):
+        outputs.append(str(tmp_path / f"shard-{index}.jsonl"))
+        args = ["detect", "--input", source, "--shard", f"{index}/3", "--output", outputs[-1], "--vocab", VOCAB]
+        assert main(args) == 3  # the corpus has bad lines, each shard some of them
+    capsys.readouterr()
+
+    assert main(["shards", "check", *outputs, "--input", source]) == 0
+    assert "ok: one vocabulary version, one result per record" in capsys.readouterr().out
+
+    assert main(["shards", "check", *outputs[:2], "--input", source]) == 1  # a shard left out
+    assert "a shard is missing, unfinished or given twice" in capsys.readouterr().err
+    assert main(["shards", "check", *outputs, outputs[0], "--input", source]) == 1  # a shard given twice
+    assert "a shard is missing" in capsys.readouterr().err
+
+    # the same number of lines, but one record's result replaced by another's
+    lines = Path(outputs[0]).read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_text("\n".join([json.dumps({**first, "id": "not-in-the-input"}), *lines[1:]]) + "\n")
+    assert main(["shards", "check", str(swapped), *outputs[1:], "--input", source]) == 1
+    assert "the ids of the results are not the ids of the input" in capsys.readouterr().err
+
+    # one shard analysed with another vocabulary
+    other = tmp_path / "other.jsonl"
+    other.write_text("\n".join(json.dumps({**json.loads(x), "vocabulary_version": "0" * 16}) for x in lines) + "\n")
+    assert main(["shards", "check", str(other), *outputs[1:]]) == 1
+    captured = capsys.readouterr()
+    assert "do not all carry one vocabulary_version" in captured.err and "0000000000000000 (" in captured.out
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
+    assert main(["shards", "check", str(broken)]) == 2
+    assert f"{broken}:1: not a result line of unerase" in capsys.readouterr().err
