@@ -127,6 +127,28 @@ def test_the_pool_uses_every_worker_keeps_order_and_reads_ahead_only_a_few_chunk
     assert all(taken_then - index < 2 * pool.AHEAD for index, (_, taken_then) in enumerate(written, start=1))
 
 
+def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    written: list[str] = []
+    with pytest.raises(UneraseError, match="a worker process ended unexpectedly"):
+        pool.run_in_pool(
+            pool.chunks((f"line {n}\n" for n in range(1, 101)), 10),
+            _die_on_third,
+            written.append,
+            jobs=2,
+            initializer=_slow_start,
+            initargs=(0.0,),
+        )
+    assert written == [f"{first}|" for first in (1, 11)][: len(written)]  # whole chunks, in order, then nothing
+
+
+def _die_on_third(chunk: pool.Chunk) -> pool.Done:
+    """The test's work: the worker handed the third chunk ends at once, as one killed for its memory would."""
+    if chunk[0] == 21:
+        os._exit(9)
+    time.sleep(0.05)
+    return f"{chunk[0]}|", len(chunk[1]), 0
+
+
 def _slow_start(seconds: float) -> None:
     """The pool's initializer for the test above: a start that takes a while, as loading an analyzer does."""
     time.sleep(seconds)

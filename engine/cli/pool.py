@@ -24,6 +24,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from engine.errors import UneraseError
@@ -100,6 +101,13 @@ def run_in_pool(
                 write_oldest()
         while window:
             write_oldest()
+    except BrokenProcessPool as exc:
+        # a worker was killed (out of memory, a signal) or crashed in native code: what is written is complete
+        # up to the last chunk written, and nothing after it
+        raise UneraseError(
+            f"a worker process ended unexpectedly ({exc}); the output stops at the last whole chunk. "
+            "Run again, with fewer --jobs if memory is short"
+        ) from None
     finally:
         # after a failure or an interrupt, chunks not yet started are dropped rather than analysed for nothing
         pool.shutdown(wait=True, cancel_futures=True)
