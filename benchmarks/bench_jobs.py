@@ -198,7 +198,7 @@ def main() -> None:
             lines = sum(1 for _ in (work / "big-out.jsonl").open(encoding="utf-8"))
             peaks = sorted(memory.own_peaks.values(), reverse=True)
             print(
-                f"  --jobs 2: {elapsed:.1f} s ({elapsed / 60:.0f} min {elapsed % 60:.0f} s), "
+                f"  --jobs 2: {elapsed:.1f} s ({int(elapsed // 60)} min {elapsed % 60:.0f} s), "
                 f"{chars / elapsed / 1e6:.2f} M chars/s, {cpu:.0f} CPU s, {lines:,} result lines"
             )
             print(
