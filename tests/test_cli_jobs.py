@@ -96,6 +96,18 @@ def test_two_jobs_write_the_bytes_one_job_writes(tmp_path: Path, command: str) -
     assert ids[:3] == ["r0", "r1", "r2"]  # input order
 
 
+def test_two_jobs_read_stdin_and_write_stdout_as_the_program_does(tmp_path: Path) -> None:
+    """The `unerase` program itself (a fresh process, as users run it), reading a pipe, writing to stdout."""
+    source = corpus(tmp_path / "in.jsonl", count=80)
+    _, expected = run("detect", "--input", str(source), str(tmp_path / "one.jsonl"))
+    command = [sys.executable, "-m", "web.cli", "detect", "--input", "-", "--jobs", "2", "--vocab", VOCAB]
+    done = subprocess.run(
+        command, input=source.read_text(encoding="utf-8"), capture_output=True, text=True, cwd=PROJECT, timeout=120
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == expected and "80 records analysed" in done.stderr
+
+
 def test_the_pool_uses_every_worker_keeps_order_and_reads_ahead_only_a_few_chunks() -> None:
     taken: list[int] = []
     written: list[tuple[int, int]] = []  # (first line of the chunk written, chunks taken from the input by then)
