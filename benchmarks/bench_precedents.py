@@ -11,6 +11,10 @@ finds each one in its sentence, so offsets, term ids and contexts are the real o
   `--splits` splits with different seeds.
 - leave-one-out: every item is stored; each is looked up with its own sentence's precedents left out.
 
+With the example source (embeddings), also the product's configuration: the shipped curated examples on the
+corpus sentences never shipped, and on the fresh held-out set (tests/corpora/<lang>/heldout.yaml, written after
+the examples were built; its items are never stored, in any evaluation).
+
 Reported for several rules (minimum support, agreement): coverage (share of held-out items decided) and
 precision (share of decided ones decided correctly), overall and per language. SQLite always; PostgreSQL too
 when UNERASE_TEST_DATABASE_URL names a server. JSON goes to benchmarks/results/precedents-<date>.json.
@@ -54,6 +58,7 @@ from engine.sense_examples import (  # noqa: E402
     vote,
 )
 from engine.vocabulary.loader import load_vocabulary  # noqa: E402
+from tests.tools.build_sense_examples import HELD_OUT_FILE  # noqa: E402
 from tests.tools.build_sense_examples import held_out as held_out_sentence  # noqa: E402
 from web import precedents  # noqa: E402
 from web.db import make_engine  # noqa: E402
@@ -85,6 +90,7 @@ class Item:
     text: str
     hit: dict[str, Any]  # the fields web.precedents.from_document reads
     verdict: str
+    fresh: bool = False  # from the fresh held-out set (HELD_OUT_FILE): only ever tested, never stored
 
     @property
     def term_id(self) -> str:
@@ -116,7 +122,8 @@ def reviewed_items() -> tuple[list[Item], int]:
                     missed += 1
                     continue
                 fields = {k: v for k, v in hit.to_dict(full=False).items() if k != "categories"}
-                items.append(Item(analysis_id, language, text, fields, expected["status"]))
+                fresh = path.name == HELD_OUT_FILE
+                items.append(Item(analysis_id, language, text, fields, expected["status"], fresh))
     return items, missed
 
 
@@ -303,7 +310,13 @@ def new_tallies() -> Tallies:
 
 
 def run(
-    engine: Engine, items: Sequence[Item], splits: int, seed: int, test_share: float, vectors: Vectors | None
+    engine: Engine,
+    items: Sequence[Item],
+    splits: int,
+    seed: int,
+    test_share: float,
+    vectors: Vectors | None,
+    fresh: Sequence[Item] = (),
 ) -> dict[str, Tallies]:
     held_out = new_tallies()
     for n in range(splits):
@@ -327,6 +340,12 @@ def run(
         curated, _ = load_examples()
         evaluate_examples(curated, test, ruled, shipped_split, vectors)
         outcome["shipped_examples"] = shipped_split
+        if fresh:
+            # the same configuration on the fresh held-out set, written after the examples were built
+            fresh_split = new_tallies()
+            ruled = evaluate(engine, train, fresh, fresh_split)
+            evaluate_examples(curated, fresh, ruled, fresh_split, vectors)
+            outcome["fresh_held_out"] = fresh_split
     return outcome
 
 
@@ -448,6 +467,8 @@ def main() -> None:
     args = parser.parse_args()
 
     items, missed = reviewed_items()
+    fresh = [i for i in items if i.fresh]
+    items = [i for i in items if not i.fresh]
     per_term: dict[str, int] = defaultdict(int)
     for item in items:
         per_term[item.term_id] += 1
@@ -482,7 +503,7 @@ def main() -> None:
             if name != "sqlite" and args.sqlite_only:
                 continue
             started = time.perf_counter()
-            outcome = run(engine, items, args.splits, args.seed, args.test_share, vectors)
+            outcome = run(engine, items, args.splits, args.seed, args.test_share, vectors, fresh)
             elapsed = time.perf_counter() - started
             print(f"\n== {name} ({elapsed:.1f} s)")
             table(
@@ -495,6 +516,12 @@ def main() -> None:
                 table(
                     "shipped curated examples on the corpus sentences never shipped (rule: the others as precedents)",
                     outcome["shipped_examples"],
+                    languages,
+                )
+            if "fresh_held_out" in outcome:
+                table(
+                    f"shipped curated examples on the fresh held-out set ({HELD_OUT_FILE}, {len(fresh)} labelled hits)",
+                    outcome["fresh_held_out"],
                     languages,
                 )
             if vectors is not None:

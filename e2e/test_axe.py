@@ -22,8 +22,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from e2e.conftest import StartServer, save_screenshot
-from e2e.test_demo import EN_TEXT, analyse, wait_until_done
-from e2e.test_widget import TOKEN, register_site
+from e2e.support.demo import EN_TEXT, analyse, wait_until_done
+from e2e.support.widget import TOKEN, register_site
 from web.auth import Accounts
 from web.db import make_engine
 

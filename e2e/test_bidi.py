@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from e2e.conftest import StartServer, StaticOrigin, save_screenshot
-from e2e.test_widget import SETTLED_TIMEOUT_MS, TOKEN, register_site
+from e2e.support.widget import SETTLED_TIMEOUT_MS, TOKEN, register_site
 
 RLO = "\u202e"
 TERM = "grobblewort"  # invented, so that no shipped vocabulary knows it

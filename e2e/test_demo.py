@@ -14,21 +14,24 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from e2e.conftest import NewPage, save_screenshot
+from e2e.support.demo import (
+    EN_TERM,
+    EN_TEXT,
+    FINISHED,
+    PERMALINK,
+    RESULT_TIMEOUT_MS,
+    TWO_TERMS,
+    analyse,
+    wait_until_done,
+)
 from web.examples import load_examples
 
-EN_TERM = "welfare queen"
-EN_TEXT = f"The minister called every single mother on benefits a {EN_TERM} who has never worked a day in her life."
 EL_TERM = "λαθρομετανάστες"
 EL_TEXT = f"Η πλατεία της γειτονιάς μας έχει γεμίσει {EL_TERM} και κανείς από τον δήμο δεν κάνει τίποτα γι' αυτό."
-TWO_TERMS = ("anchor babies", "welfare queen")
 TWO_TERMS_TEXT = f"He says they have {TWO_TERMS[0]} to stay, and calls every mother on benefits a {TWO_TERMS[1]}."
 
-PERMALINK = re.compile(r"/analyses/([0-9a-f]{32})$")  # no named group: Playwright hands it to JavaScript
-FINISHED = re.compile(r"Finished in \d+ ms")
 # Without a model the confidence is a fixed number per rule, so the decision states no confidence at all.
 SEVERITY_WITHOUT_CONFIDENCE = re.compile(r"Severity: (none|slight|moderate|high) · targets: [^%]*$")
-# Vocabulary-only analyses finish in well under a second; the margin is for a loaded CI machine.
-RESULT_TIMEOUT_MS = 20_000
 # Thorough mode with SmolLM2 on two threads: three model calls, each allowed conftest.MODEL_TIMEOUT seconds.
 REAL_MODEL_TIMEOUT_MS = 180_000
 
@@ -52,23 +55,6 @@ ORDER_PROBE = """
   }).observe(document, { childList: true, subtree: true });
 })();
 """
-
-
-def analyse(page: Page, base_url: str, text: str, lang: str = "") -> str:
-    """Submits the demo form and returns the analysis id from the permalink the address bar switches to."""
-    page.goto(base_url + "/")
-    form = page.locator("form.analyse")
-    form.locator("textarea#text").fill(text)
-    form.locator("select#lang").select_option(lang)
-    form.locator("button[type=submit]").click()
-    expect(page).to_have_url(PERMALINK, timeout=RESULT_TIMEOUT_MS)
-    match = PERMALINK.search(page.url)
-    assert match is not None
-    return match[1]
-
-
-def wait_until_done(page: Page, timeout: float = RESULT_TIMEOUT_MS) -> None:
-    expect(page.locator("#done")).to_have_text(FINISHED, timeout=timeout)
 
 
 def observed_order(page: Page) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from e2e.conftest import NewPage, save_screenshot
-from e2e.test_demo import EN_TEXT, PERMALINK, RESULT_TIMEOUT_MS
+from e2e.support.demo import EN_TEXT, PERMALINK, RESULT_TIMEOUT_MS
 from web.i18n import catalogue
 
 FR, DE = catalogue("fr"), catalogue("de")

@@ -22,8 +22,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from e2e.conftest import StartServer, StaticOrigin, save_screenshot
-from e2e.test_demo import EN_TERM, EN_TEXT, analyse, wait_until_done
-from e2e.test_widget import TOKEN, embed, one_post_page, register_site
+from e2e.support.demo import EN_TERM, EN_TEXT, analyse, wait_until_done
+from e2e.support.widget import TOKEN, embed, one_post_page, register_site
 from engine.llm.backend import Message
 from tests.support.scripted_backend import default_answer
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from e2e.conftest import NewPage, save_screenshot
-from e2e.test_demo import EN_TERM, EN_TEXT, TWO_TERMS, analyse, wait_until_done
+from e2e.support.demo import EN_TERM, EN_TEXT, TWO_TERMS, analyse, wait_until_done
 
 PHONE_WIDTHS = (320, 390, 768)
 SENTENCE = f"He says they have {TWO_TERMS[0]} to stay, and calls every mother on benefits a {TWO_TERMS[1]}."

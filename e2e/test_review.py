@@ -20,7 +20,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from e2e.conftest import NewPage, StartServer, StaticOrigin, save_screenshot
-from e2e.test_widget import (
+from e2e.support.widget import (
     PANEL_TIMEOUT_MS,
     TOKEN,
     Forum,

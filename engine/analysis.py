@@ -3,12 +3,14 @@
 Order: `analysis`, every `hit` (before any model call is awaited), then `verdict`s and the
 `targeting` result as they complete, then `explanation`, `decision` and always `done`.
 
-Ambiguous hits are first offered to the precedent source (earlier moderator verdicts, engine.precedents), if
-one is given: a hit it decides costs no model call. Only the hits it leaves undecided go to the model (or, in
+Which source decides each hit is planned before anything is asked (engine.plan): the precedent source
+(earlier moderator verdicts and sense examples), the model, the vocabulary, a disguise, sense cues, tried in
+that order, undetermined when none decides. Ambiguous hits are first offered to the precedent source, if one is
+given: a hit it decides costs no model call. Only the hits it leaves undecided go to the model (or, in
 vocabulary-only mode, to sense cues); the targeting call does not wait for it.
 
 All model calls of a text start at once, bounded by a semaphore; identical requests share one
-call (also across concurrent analyses) and answers are cached persistently. A consumer that
+call (also across concurrent analyses) and answers are cached persistently (engine.llm.asking). A consumer that
 stops listening cancels the calls it was waiting for. A failing or unavailable model gives
 `undetermined` stages, an `error` event, and an honest decision.
 """
@@ -21,14 +23,14 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from engine.cache import ResultCache, cache_key
+from engine.cache import ResultCache
 from engine.decision import decide
 from engine.detector import Detector
-from engine.errors import LLMUnavailable
+from engine.errors import UneraseError
 from engine.events import (
     AnalysisStarted,
     Decision,
@@ -37,28 +39,25 @@ from engine.events import (
     Event,
     Explanation,
     HitFound,
-    Quote,
     Targeting,
     Verdict,
 )
 from engine.explain import check_faithfulness, vocabulary_explanation
 from engine.hits import Hit
+from engine.llm.asking import BackendRouter, ModelAnswer, ModelCalls, hit_verdict, targeting_result
 from engine.llm.backend import Completion, LLMBackend, Message
-from engine.parsing import Parsed, parse_disambiguation, parse_fusion, parse_targeting, quotes_in
+from engine.parsing import Parsed, parse_disambiguation, parse_fusion, parse_targeting
+from engine.plan import MODEL, PRECEDENTS, LocalSources, Plan, plan
 from engine.precedents import PrecedentSource, SourceFailed
 from engine.prompts import Prompts
 from engine.scope import Scope
-from engine.senses import sense_cue_verdict
 from engine.uses import UseDetector, UseReading
 from engine.vocabulary.model import CATEGORIES
 
+__all__ = ["MODES", "Analyzer", "AnalyzerConfig", "BackendRouter"]  # BackendRouter lives in engine.llm.asking
+
 MODES = ("fast", "thorough")
 _TARGETING = "\x00targeting"
-VOCABULARY_CONFIDENCE = 0.9  # a non-ambiguous vocabulary term is derogatory by itself
-DEFAULT_MODEL_CONFIDENCE = 0.7  # a parsed answer from a backend that gives no log-probabilities
-# a disguised spelling (leetspeak, masks, separators) of an ambiguous term: nobody disguises the neutral sense of a
-# word ("f4gg0t of wood"), the disguise is there to slip a slur past filters
-DISGUISE_CONFIDENCE = 0.75
 USES_ON_LOOP = 50  # hits whose use is read on the event loop; more are read in a thread
 
 logger = logging.getLogger(__name__)
@@ -72,46 +71,6 @@ class AnalyzerConfig:
     threshold: float = 0.5
     max_tokens: int = 400
     temperature: float = 0.0
-
-
-@dataclass
-class BackendRouter:
-    """The backend for each language (a per-language override, else the default, else none)."""
-
-    default: LLMBackend | None = None
-    per_language: dict[str, LLMBackend] = field(default_factory=dict)
-
-    def for_language(self, language: str) -> LLMBackend | None:
-        return self.per_language.get(language, self.default)
-
-    def all(self) -> list[LLMBackend]:
-        backends = [*self.per_language.values(), *([self.default] if self.default else [])]
-        return list({id(b): b for b in backends}.values())
-
-
-@dataclass(frozen=True)
-class Outcome:
-    parsed: Parsed | None = None
-    model: str = ""
-    cached: bool = False
-    error: ErrorEvent | None = None
-
-
-class _Shared:
-    """A call several waiters share; cancelled when its last waiter goes away."""
-
-    def __init__(self, task: asyncio.Task[Outcome]) -> None:
-        self.task = task
-        self.waiters = 0
-
-    async def wait(self) -> Outcome:
-        self.waiters += 1
-        try:
-            return await asyncio.shield(self.task)
-        finally:
-            self.waiters -= 1
-            if self.waiters == 0 and not self.task.done():
-                self.task.cancel()
 
 
 class Analyzer:
@@ -133,61 +92,35 @@ class Analyzer:
         self.uses = uses or UseDetector(self.prompts.root)
         self.cache = cache
         self.config = config or AnalyzerConfig()
-        self.llm_calls = 0  # calls actually sent to a backend, for tests and benchmarks
-        self._slots = asyncio.Semaphore(self.config.concurrency)
-        self._inflight: dict[str, _Shared] = {}
+        self.calls = ModelCalls(
+            cache,
+            concurrency=self.config.concurrency,
+            timeout=self.config.timeout,
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
+        )
 
-    # -- model calls ----------------------------------------------------------------------
-    async def _ask(
+    @property
+    def llm_calls(self) -> int:
+        """Calls actually sent to a backend, for tests and benchmarks."""
+        return self.calls.sent
+
+    def _ask(
         self,
         backend: LLMBackend,
         stage: str,
         key_parts: tuple[str, ...],
         messages: list[Message],
         parse: Callable[[Completion], Parsed],
-    ) -> Outcome:
-        key = cache_key(stage, *key_parts, self.detector.vocabulary.version, self.prompts.version, backend.model_id)
-        shared = self._inflight.get(key)
-        if shared is None:
-            task = asyncio.ensure_future(self._call(backend, stage, key, messages, parse))
-            shared = self._inflight[key] = _Shared(task)
-            task.add_done_callback(lambda _t: self._inflight.pop(key, None))
-        return await shared.wait()
+    ) -> Coroutine[Any, Any, ModelAnswer]:
+        """One question to the model; an answer is only reused for the same vocabulary and prompts."""
+        versions = (self.detector.vocabulary.version, self.prompts.version)
+        return self.calls.ask(backend, stage, (*key_parts, *versions), messages, parse)
 
-    async def _call(
-        self,
-        backend: LLMBackend,
-        stage: str,
-        key: str,
-        messages: list[Message],
-        parse: Callable[[Completion], Parsed],
-    ) -> Outcome:
-        if self.cache is not None:
-            hit = await self.cache.get(key)
-            if hit is not None:
-                return Outcome(_parsed_from(hit), hit.get("model", backend.model_id), cached=True)
-        try:
-            async with self._slots:
-                self.llm_calls += 1
-                completion = await asyncio.wait_for(
-                    backend.complete(messages, max_tokens=self.config.max_tokens, temperature=self.config.temperature),
-                    self.config.timeout,
-                )
-        except TimeoutError:
-            return Outcome(
-                model=backend.model_id,
-                error=ErrorEvent(
-                    "llm-timeout", f"{backend.model_id} gave no answer within {self.config.timeout:g} s", stage
-                ),
-            )
-        except LLMUnavailable as exc:
-            return Outcome(model=backend.model_id, error=ErrorEvent(exc.code, exc.message, stage))
-        parsed = parse(completion)
-        if self.cache is not None:
-            # an answer is cached even when unreadable (at temperature 0 asking again gives the
-            # same answer); a call that failed or timed out is not, so it is tried again
-            await self.cache.set(key, _parsed_to(parsed, backend.model_id))
-        return Outcome(parsed, backend.model_id)
+    def _plan(self, hits: Sequence[Hit], mode: str, has_model: bool) -> Plan:
+        """Which sources may decide each hit, in order (engine.plan): precedents and sense examples, the model,
+        the vocabulary, a disguise, sense cues; undetermined when none does."""
+        return plan(hits, mode=mode, has_model=has_model, has_precedents=self.precedents is not None)
 
     # -- the stream -----------------------------------------------------------------------
     async def analyze(
@@ -203,8 +136,6 @@ class Analyzer:
         `scope` applies a site's term rules (excluded terms, terms marked ambiguous)."""
         mode = mode or self.config.mode
         if mode not in MODES:
-            from engine.errors import UneraseError
-
             raise UneraseError(f"mode '{mode}' is not known; accepted: {', '.join(MODES)}")
         started = time.perf_counter()
         calls_before = self.llm_calls
@@ -224,7 +155,6 @@ class Analyzer:
             (backend.model_id,) if backend else (),
             len(hits),
         )
-        matcher = self.detector.matcher(lang)
         # quoted, reported, reclaimed...: rules costing some 0.1 ms per hit, read before the first hit is sent; a
         # text with very many hits is read off the event loop
         if len(hits) > USES_ON_LOOP:
@@ -240,92 +170,60 @@ class Analyzer:
                 reading = UseReading("attack", f"judged by {model}", model)
             return dataclasses.replace(verdict, use=reading.use, use_cue=reading.cue)
 
+        routes = self._plan(hits, mode, backend is not None)
+        local = LocalSources(text, self.detector.matcher(lang), self.prompts, backend is not None)
         verdicts: dict[str, Verdict] = {}
-        ambiguous = [h for h in hits if h.ambiguous]
-        # precedents are asked about every ambiguous hit first; only those they leave undecided cost a model call
-        consult = self.precedents is not None and bool(ambiguous)
-        to_model = [h for h in hits if backend is not None and (mode == "thorough" or h.ambiguous)]
-        tasks: dict[asyncio.Future[Outcome], str] = {}
-        groups: dict[str, list[Hit]] = {}
-
-        def ask_model(model_hits: Sequence[Hit]) -> None:
-            assert backend is not None
-            for hit in model_hits:
-                # the same term written the same way in the same text is one question
-                key = f"{hit.term.id}\x00{hit.surface.casefold()}"
-                groups.setdefault(key, []).append(hit)
-                if key not in tasks.values():
-                    job = self._ask(
-                        backend,
-                        "disambiguation",
-                        (text, hit.term.id, hit.surface.casefold()),
-                        self._disambiguation_messages(hit, text, lang),
-                        functools.partial(parse_disambiguation, language=self.prompts.language_for(lang)),
-                    )
-                    tasks[asyncio.ensure_future(job)] = key
-
-        # the calls start now, while the hits are being sent; nothing waits for them yet
+        # the model calls start now, while the hits are being sent; nothing waits for them yet
+        questions = _Questions(self, backend, text, lang)
         if backend is not None:
-            tasks[
-                asyncio.ensure_future(
-                    self._ask(
-                        backend,
-                        "targeting",
-                        (text,),
-                        self._targeting_messages(text, lang),
-                        functools.partial(
-                            parse_targeting, language=self.prompts.language_for(lang), categories=CATEGORIES
-                        ),
-                    )
-                )
-            ] = _TARGETING
-            ask_model([h for h in to_model if not (consult and h.ambiguous)])
-        lookup = asyncio.ensure_future(self._consult(ambiguous, text, lang, scope)) if consult else None
+            questions.ask_targeting()
+            questions.ask_about(routes.to_model)
+        # precedents are asked about their hits first; only those they leave undecided cost a model call
+        offered = routes.to_precedents
+        lookup = asyncio.ensure_future(self._consult(offered, text, lang, scope)) if offered else None
         targeting = Targeting("skipped", reason="vocabulary-only mode: no language model configured")
         try:
             for hit in hits:
                 yield HitFound(hit, readings[hit.id].use, readings[hit.id].cue)
-            for hit in hits:
-                if hit not in to_model and not (consult and hit.ambiguous):
-                    verdict = used(self._vocabulary_verdict(hit, text, matcher, backend is not None))
-                    verdicts[hit.id] = verdict
-                    yield verdict
+            for hit in routes.at_once:
+                verdict = used(local.decide(hit, routes.route(hit)))
+                verdicts[hit.id] = verdict
+                yield verdict
             if lookup is not None:
                 decided, error = await lookup
                 if error is not None:
                     yield error
-                for hit in ambiguous:
-                    verdict_or_none = decided.get(hit.id)
-                    if verdict_or_none is None and backend is None:
-                        verdict_or_none = self._vocabulary_verdict(hit, text, matcher, False)
-                    if verdict_or_none is not None:
-                        verdict_or_none = used(verdict_or_none)
-                        verdicts[hit.id] = verdict_or_none
-                        yield verdict_or_none
-                if backend is not None:
-                    ask_model([h for h in ambiguous if h in to_model and h.id not in decided])
+                undecided: list[Hit] = []
+                for hit in offered:
+                    found = decided.get(hit.id)
+                    if found is None:
+                        then = routes.after(hit, PRECEDENTS)
+                        if then[:1] == (MODEL,):
+                            undecided.append(hit)  # asked once this step's verdicts are out
+                            continue
+                        found = local.decide(hit, then)
+                    verdicts[hit.id] = found = used(found)
+                    yield found
+                questions.ask_about(undecided)
             if backend is None:
                 yield targeting  # skipped, and saying so: readers learn what was not checked
-            cached_all = bool(tasks)
-            pending = set(tasks)
-            while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    key, outcome = tasks[task], task.result()
-                    cached_all = cached_all and outcome.cached
-                    if outcome.error is not None:
-                        yield outcome.error
+            cached_all = bool(questions.tasks)
+            while questions.pending:
+                for key, answer in await questions.answered():
+                    cached_all = cached_all and answer.cached
+                    if answer.error is not None:
+                        yield answer.error
                     if key == _TARGETING:
-                        targeting = _targeting(outcome, text)
+                        targeting = targeting_result(answer, text)
                         yield targeting
                     else:
-                        for hit in groups[key]:
-                            verdict = used(_verdict(hit, outcome), outcome.model or "a model")
+                        for hit in questions.groups[key]:
+                            verdict = used(hit_verdict(hit, answer), answer.model or "a model")
                             verdicts[hit.id] = verdict
                             yield verdict
         finally:
             # reached also when the consumer stops listening: nothing is left running
-            running: list[asyncio.Future[Any]] = [*tasks, *([lookup] if lookup is not None else [])]
+            running: list[asyncio.Future[Any]] = [*questions.tasks, *([lookup] if lookup is not None else [])]
             for future in running:
                 future.cancel()
             await asyncio.gather(*running, return_exceptions=True)
@@ -360,35 +258,6 @@ class Analyzer:
             kept = {hit_id: v for hit_id, v in partial.items() if hit_id in wanted and v.hit_id == hit_id}
             return kept, ErrorEvent("precedent-failed", message, "precedent")
         return {hit_id: v for hit_id, v in decided.items() if hit_id in wanted and v.hit_id == hit_id}, None
-
-    def _vocabulary_verdict(self, hit: Hit, text: str, matcher: Any, has_model: bool) -> Verdict:
-        templates = self.prompts.vocabulary_templates(hit.term.language)
-        if not hit.ambiguous:
-            return Verdict(
-                hit.id, "contentious", VOCABULARY_CONFIDENCE, vocabulary_explanation([hit], templates), "vocabulary"
-            )
-        if hit.obfuscated and not hit.surface.isalpha():
-            # letters replaced, masked or spaced out, not merely repeated ("sooo"): the plain word's path, with the
-            # disguise as the context that decides its sense (tests/test_analysis.py, disguised spellings)
-            return Verdict(
-                hit.id,
-                "contentious",
-                DISGUISE_CONFIDENCE,
-                vocabulary_explanation([hit], templates),
-                "disguise",
-            )
-        cue_verdict = sense_cue_verdict(hit, text, matcher)
-        if cue_verdict is not None:
-            return cue_verdict
-        return Verdict(
-            hit.id,
-            "undetermined",
-            0.0,
-            vocabulary_explanation([hit], templates),
-            "vocabulary",
-            reason="an ambiguous term, and "
-            + ("the model was not asked" if has_model else "no language model is configured"),
-        )
 
     def _disambiguation_messages(self, hit: Hit, text: str, language: str) -> list[Message]:
         template = self.prompts.template("disambiguation", language)
@@ -452,7 +321,7 @@ class Analyzer:
         elif len(parts) == 1:
             explanation = parts[0]
         else:
-            outcome = await self._ask(
+            answer = await self._ask(
                 backend,
                 "fusion",
                 (text, *parts),
@@ -461,10 +330,10 @@ class Analyzer:
                 ),
                 functools.partial(parse_fusion, language=self.prompts.language_for(lang)),
             )
-            if outcome.error is not None:
-                yield outcome.error
-            if outcome.parsed is not None and outcome.parsed.status != "undetermined":
-                explanation = outcome.parsed.explanation
+            if answer.error is not None:
+                yield answer.error
+            if answer.parsed is not None and answer.parsed.status != "undetermined":
+                explanation = answer.parsed.explanation
             else:
                 explanation, decided_by = " ".join(parts), "concatenation"
         checked = check_faithfulness(explanation, text, hits, matcher)
@@ -478,59 +347,54 @@ class Analyzer:
         yield Explanation(checked.text, checked.cited_hits, checked.faithfulness, checked.problems, decided_by)
 
 
-def _parsed_to(parsed: Parsed, model: str) -> dict[str, Any]:
-    return {
-        "status": parsed.status,
-        "explanation": parsed.explanation,
-        "reason": parsed.reason,
-        "fields": [list(f) for f in parsed.fields],
-        "confidence": parsed.confidence,
-        "model": model,
-    }
+class _Questions:
+    """The model questions of one analysis: the targeting question and one per term and spelling, each started
+    as soon as it is asked, answered in the order the answers come."""
 
+    def __init__(self, analyzer: Analyzer, backend: LLMBackend | None, text: str, language: str) -> None:
+        self.analyzer = analyzer
+        self.backend = backend
+        self.text = text
+        self.language = language
+        self.tasks: dict[asyncio.Future[ModelAnswer], str] = {}  # each running question, with its key
+        self.groups: dict[str, list[Hit]] = {}  # the hits each disambiguation question decides
+        self.pending: set[asyncio.Future[ModelAnswer]] = set()
 
-def _parsed_from(data: dict[str, Any]) -> Parsed:
-    return Parsed(
-        data["status"],
-        data["explanation"],
-        data.get("reason", ""),
-        tuple((str(k), str(v)) for k, v in data.get("fields", [])),
-        data.get("confidence"),
-    )
+    def ask_targeting(self) -> None:
+        assert self.backend is not None
+        job = self.analyzer._ask(
+            self.backend,
+            "targeting",
+            (self.text,),
+            self.analyzer._targeting_messages(self.text, self.language),
+            functools.partial(
+                parse_targeting, language=self.analyzer.prompts.language_for(self.language), categories=CATEGORIES
+            ),
+        )
+        self._start(job, _TARGETING)
 
+    def ask_about(self, hits: Sequence[Hit]) -> None:
+        for hit in hits:
+            assert self.backend is not None
+            # the same term written the same way in the same text is one question
+            key = f"{hit.term.id}\x00{hit.surface.casefold()}"
+            self.groups.setdefault(key, []).append(hit)
+            if key not in self.tasks.values():
+                job = self.analyzer._ask(
+                    self.backend,
+                    "disambiguation",
+                    (self.text, hit.term.id, hit.surface.casefold()),
+                    self.analyzer._disambiguation_messages(hit, self.text, self.language),
+                    functools.partial(parse_disambiguation, language=self.analyzer.prompts.language_for(self.language)),
+                )
+                self._start(job, key)
 
-def _verdict(hit: Hit, outcome: Outcome) -> Verdict:
-    by = "cache" if outcome.cached else outcome.model
-    if outcome.error is not None or outcome.parsed is None:
-        reason = outcome.error.message if outcome.error else "no answer"
-        return Verdict(hit.id, "undetermined", 0.0, "", by, reason=reason)
-    parsed = outcome.parsed
-    if parsed.status == "undetermined":
-        return Verdict(hit.id, "undetermined", 0.0, "", by, reason=parsed.reason)
-    confidence = parsed.confidence if parsed.confidence is not None else DEFAULT_MODEL_CONFIDENCE
-    return Verdict(hit.id, parsed.status, confidence, parsed.explanation, by)  # type: ignore[arg-type]
+    def _start(self, job: Coroutine[Any, Any, ModelAnswer], key: str) -> None:
+        task = asyncio.ensure_future(job)
+        self.tasks[task] = key
+        self.pending.add(task)
 
-
-def _targeting(outcome: Outcome, text: str) -> Targeting:
-    by = "cache" if outcome.cached else outcome.model
-    if outcome.error is not None or outcome.parsed is None:
-        reason = outcome.error.message if outcome.error else "no answer"
-        return Targeting("undetermined", decided_by=by, reason=reason)
-    parsed = outcome.parsed
-    if parsed.status == "undetermined":
-        return Targeting("undetermined", decided_by=by, reason=parsed.reason)
-    quotes = []
-    for quote in quotes_in(parsed.explanation):
-        at = text.find(quote)
-        if at >= 0:
-            quotes.append(Quote(quote, at, at + len(quote)))
-    targets = tuple(t for t in parsed.field("targets").split(",") if t)
-    confidence = parsed.confidence if parsed.confidence is not None else DEFAULT_MODEL_CONFIDENCE
-    return Targeting(
-        parsed.status,  # type: ignore[arg-type]
-        targets,
-        parsed.explanation,
-        tuple(quotes),
-        confidence,
-        by,
-    )
+    async def answered(self) -> list[tuple[str, ModelAnswer]]:
+        """The next answers to come (at least one), with their questions' keys."""
+        done, self.pending = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
+        return [(self.tasks[task], task.result()) for task in done]

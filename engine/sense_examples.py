@@ -39,7 +39,7 @@ TEMPERATURE = 0.02  # a neighbour 0.02 less similar than the nearest weighs e^-1
 MIN_EXAMPLES = 2  # labelled examples of the entry needed before any vote, at least one of each sense
 MIN_STEP = 10  # leave-one-out votes a calibration step needs
 MIN_LANGUAGE_POINTS = 30  # leave-one-out votes a language needs for a calibration of its own
-MAX_CONFIDENCE = 0.9  # never surer than a non-ambiguous vocabulary term (engine.analysis.VOCABULARY_CONFIDENCE)
+MAX_CONFIDENCE = 0.9  # never surer than a non-ambiguous vocabulary term (engine.plan.VOCABULARY_CONFIDENCE)
 MIN_CONFIDENCE = 0.8  # calibrated confidence below which the source declines (setting examples_min_confidence)
 EMBEDDINGS_FILE = "embeddings.npz"
 

@@ -14,6 +14,14 @@ Deliberate choices (do not "fix"):
 - Only the hit's own sentence is read; the nearest cue decides, the longer cue at equal distance. A reclaimed
   or historical cue comes before quotation marks (`the painting titled "..."`), quotation marks before a
   reported cue (`he wrote "..."` is quoted).
+- An old source named before the hit in its sentence (a document word such as "register" or "diary", and a
+  year before `sources.before_year` or an era word such as "colonial") makes the hit historical, unless any
+  attack cue stands in the sentence before it: "The 1890 gazetteer lists the population as ...". A year alone
+  or a document alone is not enough ("the 2024 report", "my diary").
+- "As X, we ...": a hit right after one of `self_reference.as` whose clause goes on with a first-person subject
+  pronoun ("As queer people we decide ...", "Als Tunte auf der Bühne fühle ich ...") is reclaimed. Only subject
+  pronouns, within `self_reference.words` words of the hit and before a comma ("as" also means "because":
+  "as wetbacks keep coming we ..." stays an attack with English's 2 words).
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -43,8 +51,12 @@ SHORT_QUOTE = 80  # characters: the longest stretch between single quotation mar
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
 GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and the hit ("called me a dirty ...")
+# an `after` cue starting with "+" may follow the hit's noun phrase: up to this many words stand between them
+# ("... jokes under her selfie is not banter")
+AFTER_GAP = 4
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
 _SENTENCE_END = re.compile(r"[.!?;\n]")
+_YEAR = re.compile(r"(?<!\d)(1[0-9]{3})(?:s|er|\u2019?s)?(?!\d)")  # 1890, 1890s, 1890er
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
 _APOSTROPHE_MARKS = {"'", "’"}
 
@@ -93,6 +105,8 @@ class UseRules:
     attack_before_quote: tuple[_Cue, ...]
     gap: int = 2
     notes: Mapping[str, str] = field(default_factory=dict)
+    sources: _Sources | None = None
+    self_reference: _SelfReference | None = None
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -125,7 +139,8 @@ class UseRules:
                     raise UseRulesError(f"{where}: {section}: '{kind}' is not known; accepted: {', '.join(kinds)}")
                 for phrase in phrases or ():
                     text = str(phrase).strip()
-                    has_gap = text.endswith(GAP)
+                    has_gap = text.startswith(GAP) if section == "after" else text.endswith(GAP)
+                    text = text.removeprefix(GAP).strip() if section == "after" else text
                     words = tuple(_words(text.removesuffix(GAP), cue=True))
                     if not words:
                         raise UseRulesError(f"{where}: {section}.{kind}: the cue {phrase!r} has no word")
@@ -146,6 +161,8 @@ class UseRules:
             attack_quote,
             gap,
             {str(k): str(v) for k, v in notes.items()},
+            _Sources.from_dict(data.get("sources"), where),
+            _SelfReference.from_dict(data.get("self_reference"), where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -184,12 +201,24 @@ class UseRules:
                 rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
                 best = rank if best is None or rank[:3] < best[:3] else best
         for cue in self.after:
-            if tuple(after[: len(cue.words)]) == cue.words:
-                rank = (0, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
-                best = rank if best is None or rank[:3] < best[:3] else best
+            for distance in range(AFTER_GAP + 1 if cue.gap else 1):
+                if tuple(after[distance : distance + len(cue.words)]) == cue.words:
+                    rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
+                    best = rank if best is None or rank[:3] < best[:3] else best
+                    break
         nearest = best[3] if best is not None else None
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
+        attacks = [c.words for c in self.before if c.kind == "attack" and WILDCARD not in c.words]
+        if self.sources is not None and not _first_phrase(before, attacks):
+            source = self.sources.named(before, text[left:right])
+            if source:
+                return UseReading("historical", source)
+        if self.self_reference is not None and (nearest is None or nearest.kind != "attack"):
+            clause = text[hit.end : right].split(",", 1)[0]
+            marker = self.self_reference.marker(before, _words(clause)[: self.self_reference.words])
+            if marker:
+                return UseReading("reclaimed", marker)
         opening = self._quoted(text, hit.start, hit.end)
         if opening is not None:
             outside = _words(text[_sentence_start(text, opening) : opening])
@@ -205,6 +234,77 @@ class UseRules:
         """The sentence that tells readers which use was recognised ("" for an attack)."""
         template = self.notes.get(use, "")
         return template.format(surface=surface) if template else ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Sources:
+    """An old source named in a sentence: one of `documents`, and a year before `before_year` or one of `eras`."""
+
+    documents: tuple[tuple[str, ...], ...]
+    eras: tuple[tuple[str, ...], ...]
+    before_year: int
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> _Sources | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("documents"), list):
+            raise UseRulesError(f"{where}: sources: expected a mapping with documents, eras and before_year")
+        year = data.get("before_year", 1970)
+        if not isinstance(year, int) or not 1000 <= year <= 2100:
+            raise UseRulesError(f"{where}: sources: before_year {year!r} is not a year from 1000 to 2100")
+
+        def phrases(key: str) -> tuple[tuple[str, ...], ...]:
+            found = tuple(tuple(_words(str(p))) for p in data.get(key) or ())
+            if any(not words for words in found):
+                raise UseRulesError(f"{where}: sources.{key}: a phrase has no word")
+            return found
+
+        return cls(phrases("documents"), phrases("eras"), year)
+
+    def named(self, before: list[str], sentence: str) -> str:
+        """The document phrase that names an old source before the hit ("" when none does)."""
+        document = _first_phrase(before, self.documents)
+        if not document:
+            return ""
+        if any(int(m.group(1)) < self.before_year for m in _YEAR.finditer(sentence)):
+            return document
+        return document if _first_phrase(_words(sentence), self.eras) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class _SelfReference:
+    """ "As X, we ...": one of `as` right before the hit, one of `first_person` in the rest of its clause."""
+
+    markers: tuple[tuple[str, ...], ...]
+    pronouns: frozenset[str]
+    words: int  # the pronoun comes within this many words of the hit
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not data.get("as") or not data.get("first_person"):
+            raise UseRulesError(f"{where}: self_reference: expected a mapping with the lists as and first_person")
+        markers = tuple(tuple(_words(str(p))) for p in data["as"])
+        pronouns = frozenset(w for p in data["first_person"] for w in _words(str(p)))
+        if any(not m for m in markers) or not pronouns:
+            raise UseRulesError(f"{where}: self_reference: a phrase has no word")
+        words = data.get("words", 2)
+        if not isinstance(words, int) or not 1 <= words <= 8:
+            raise UseRulesError(f"{where}: self_reference: words {words!r} is not a number from 1 to 8")
+        return cls(markers, pronouns, words)
+
+    def marker(self, before: list[str], clause: list[str]) -> str:
+        """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
+        said = next((m for m in self.markers if tuple(before[-len(m) :]) == m), None)
+        pronoun = next((w for w in clause if w in self.pronouns), None)
+        return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
+
+
+def _first_phrase(words: list[str], phrases: Sequence[tuple[str, ...]]) -> str:
+    joined = f" {' '.join(words)} "
+    return next((" ".join(p) for p in phrases if f" {' '.join(p)} " in joined), "")
 
 
 def _attack_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from .test_auth import add_user, login
+from .support.accounts import add_user, login
 from .webapp import client
 
 TOKEN = "an-admin-token-for-tests"

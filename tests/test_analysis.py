@@ -10,35 +10,17 @@ import pytest
 from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
 from engine.cache import MemoryCache, SQLiteCache
 from engine.detector import Detector
-from engine.events import Decision, Done, ErrorEvent, Event, Explanation, HitFound, Targeting, Verdict
+from engine.events import Decision, Done, ErrorEvent, Explanation, HitFound, Targeting, Verdict
 from engine.llm.backend import Message
 
+from .support.events import by_type, check_order, types
 from .support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of
 
 AMBIGUOUS_TWICE = "You cripple. Yes, you cripple, and a faggot too."  # 'cripple' is ambiguous, twice
 
 
-def types(events: Sequence[Event]) -> list[str]:
-    return [e.type for e in events]
-
-
-def check_order(events: Sequence[Event]) -> None:
-    kinds = types(events)
-    assert kinds[0] == "analysis"
-    assert kinds[-2:] == ["decision", "done"]
-    hit_positions = [i for i, k in enumerate(kinds) if k == "hit"]
-    verdict_positions = [i for i, k in enumerate(kinds) if k == "verdict"]
-    if hit_positions and verdict_positions:
-        assert max(hit_positions) < min(verdict_positions)
-    assert kinds.count("decision") == 1 and kinds.count("done") == 1 and kinds.count("explanation") == 1
-
-
 def analyzer(detector: Detector, backend: ScriptedLLMBackend | None, **config: object) -> Analyzer:
     return Analyzer(detector, BackendRouter(backend), cache=MemoryCache(), config=AnalyzerConfig(**config))  # type: ignore[arg-type]
-
-
-def by_type(events: Sequence[Event], kind: type) -> list:  # type: ignore[type-arg]
-    return [e for e in events if isinstance(e, kind)]
 
 
 async def test_vocabulary_only_mode(detector: Detector) -> None:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import pytest
 from argon2 import PasswordHasher
@@ -22,32 +22,10 @@ from web.db import make_engine
 from web.models import LoginSession, User, utcnow
 from web.settings import get_settings
 
+from .support.accounts import PASSWORD, accounts_of, add_user, login, session_csrf
 from .webapp import client, settings
 
-PASSWORD = "correct horse battery"
 TOKEN = "test-admin-token"
-
-
-def accounts_of(api: TestClient) -> Accounts:
-    return Accounts(api.app.state.services.store.engine)  # type: ignore[attr-defined]
-
-
-def add_user(api: TestClient, name: str, role: str = "moderator", password: str = PASSWORD) -> User:
-    return accounts_of(api).create(name, password, role)
-
-
-def login(api: TestClient, name: str, password: str = PASSWORD, next: str = "/", **headers: str) -> Any:
-    form = api.get("/login", headers=headers)
-    assert form.status_code == 200 and 'name="csrf"' in form.text
-    data = {"username": name, "password": password, "csrf": form.context["csrf"], "next": next}  # type: ignore[attr-defined]
-    return api.post("/login", data=data, headers=headers, follow_redirects=False)
-
-
-def session_csrf(api: TestClient) -> str:
-    page = api.get("/account")
-    assert page.status_code == 200, page.text
-    token: str = page.context["signed_in"].csrf_token  # type: ignore[attr-defined]
-    return token
 
 
 @pytest.fixture

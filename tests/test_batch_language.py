@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from engine.cli import main
 
-from .test_batches_web import wait_complete
+from .support.batches import wait_complete
 from .webapp import client, client_on, sse_events
 
 TITLES = ["The Junkie", "Head of a Moor", "Portrait of a cripple", "Junkie Boy"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from .test_batches_web import csv_upload, upload, wait_complete
+from .support.batches import csv_upload, upload, wait_complete
 from .webapp import client
 
 # csv_upload(60): rows cycle through a flagged text ("faggot", "junkie"), a friendly one and a deferred one

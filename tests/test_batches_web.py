@@ -6,44 +6,17 @@ import asyncio
 import csv
 import io
 import json
-import time
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from web.batches import BatchWorker, create_job
 from web.services import Services
 
 from .postgres import database_url_or_skip, fresh_schema_url
+from .support.batches import csv_upload, upload, wait_complete
 from .webapp import client, settings, sse_events
-
-TEXTS = ["a faggot and a junkie", "a perfectly friendly sentence", '=HYPERLINK("http://x") and a cripple']
-
-
-def csv_upload(rows: int) -> bytes:
-    out = io.StringIO()
-    writer = csv.writer(out, delimiter=";")
-    writer.writerow(["ref", "body", "note"])
-    for number in range(rows):
-        writer.writerow([f"rec-{number}", "" if number == 3 else TEXTS[number % 3], "x"])
-    return out.getvalue().encode()
-
-
-def wait_complete(api: TestClient, job_id: str, seconds: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:  # bounded
-        job: dict[str, Any] = api.get(f"/api/v1/batches/{job_id}").json()
-        if job["status"] == "complete":
-            return job
-        time.sleep(0.1)
-    raise AssertionError(f"batch {job_id} did not complete in {seconds} s: {job}")
-
-
-def upload(api: TestClient, name: str, data: bytes, **form: str) -> Any:
-    return api.post("/api/v1/batches", files={"file": (name, data)}, data={"lang_column": "", **form})
 
 
 def test_csv_job_runs_in_the_background_and_exports(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from engine.cli import main
 from engine.vocabulary.loader import load_vocabularies
 
-from .conftest import FIXTURES
+from .support.paths import FIXTURES
 
 VOCAB = str(FIXTURES / "vocab")
 

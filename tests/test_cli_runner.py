@@ -14,7 +14,7 @@ import pytest
 from engine.cli import main
 from engine.cli.runner import LOOKAHEAD, run_in_order
 
-from .conftest import FIXTURES
+from .support.paths import FIXTURES
 
 
 class Recorder:

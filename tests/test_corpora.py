@@ -153,3 +153,13 @@ def test_name_sentences_hold_a_word_the_name_filter_removes(language: str) -> No
         if s.language == language and s.kind == "name" and not detector.detect(s.text, language).hits
     ]
     assert not idle, f"name sentences without any vocabulary word: {idle}"
+
+
+def test_the_fresh_held_out_set_has_mentions_reclaimed_uses_and_attacks_in_every_language() -> None:
+    """tests/corpora/<lang>/heldout.yaml (issue 15): never tuned on, measured by benchmarks/bench_uses.py."""
+    for language in ("en", "fr", "el", "de", "nl", "it", "pt"):
+        held = [s for s in SENTENCES if s.language == language and s.where.startswith(f"{language}/heldout.yaml")]
+        mentions = sum(1 for s in held if s.kind in {"quoted", "reported", "historical", "counter-speech"})
+        reclaimed = sum(1 for s in held if s.kind == "reclaimed")
+        attacks = sum(1 for s in held if s.kind == "hateful")
+        assert mentions >= 15 and reclaimed >= 8 and attacks >= 10, f"{language}: {mentions}, {reclaimed}, {attacks}"

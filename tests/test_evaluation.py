@@ -1,9 +1,9 @@
 """`unerase eval`: figures checked against hand-computed ones on a ten-row fixture, breakdowns, term precision,
 `--compare` on two vocabularies, and bad files refused with the file, line and column named.
 
-The fixture runs in vocabulary-only mode with the test vocabulary (tests/fixtures/vocab), where the outcome
-of each row is known by construction: "fag"/"faggots" are unambiguous terms (flagged), "crippled" is ambiguous
-with no sense cue, so vocabulary-only mode cannot decide it (needs_review), other texts have no term
+The fixture (tests/support/labelled.py) runs in vocabulary-only mode with the test vocabulary (tests/fixtures/vocab),
+where the outcome of each row is known by construction: "fag"/"faggots" are unambiguous terms (flagged), "crippled"
+is ambiguous with no sense cue, so vocabulary-only mode cannot decide it (needs_review), other texts have no term
 (not flagged).
 
     row  text                           gold  outcome        lang  src
@@ -32,32 +32,12 @@ import pytest
 from engine.cli import main
 from engine.labelled import Columns, LabelledFileError, Labels, parse_labelled
 
-VOCAB = str(Path(__file__).parent / "fixtures" / "vocab")
-
-ROWS = [
-    ("what a fag he is", "1", "en", "forum", "fag", "7-10"),
-    ("faggots out", "1", "en", "mail", "faggots", "0-7"),
-    ("he lit a fag outside", "0", "en", "forum", "", ""),
-    ("it crippled him", "1", "en", "mail", "crippled", "3-11"),
-    ("the strike crippled the port", "0", "en", "forum", "", ""),
-    ("the storm crippled the town", "0", "en", "mail", "", ""),
-    ("you people are vermin", "1", "en", "forum", "", ""),
-    ("schönes Wetter heute", "0", "de", "mail", "", ""),
-    ("der Hafen ist voll", "0", "de", "forum", "", ""),
-    ("geh weg", "1", "de", "mail", "", ""),
-]
+from .support.labelled import ROWS, VOCAB, fixture_csv
 
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UNERASE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "eval-cache"))
-
-
-def fixture_csv(tmp_path: Path) -> Path:
-    lines = ["text,label,lang,src,terms"] + [f"{t},{lab},{lang},{src},{terms}" for t, lab, lang, src, terms, _ in ROWS]
-    path = tmp_path / "labelled.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def fixture_jsonl(tmp_path: Path) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_evaluation import VOCAB, fixture_csv
+from tests.support.labelled import VOCAB, fixture_csv
 from web.cli import main
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.test_evaluation import fixture_csv
+from tests.support.labelled import fixture_csv
 
 from .webapp import client, client_on, sse_events
 

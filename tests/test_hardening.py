@@ -16,8 +16,9 @@ from fastapi.testclient import TestClient
 
 from web.render import isolate
 
-from .test_auth import add_user, login, session_csrf
-from .test_review import FORUM, act, add_site, check, routes_under
+from .support.accounts import add_user, login, session_csrf
+from .support.review import act
+from .support.sites import FORUM, add_site, check, routes_under
 from .webapp import client
 
 TOKEN = "test-admin-token"  # the one test_review's add_site sends

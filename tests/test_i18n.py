@@ -21,7 +21,7 @@ from markupsafe import escape
 from web.i18n import COOKIE, LANGUAGES, LOCALES, catalogue, choose, negotiate
 from web.language_names import LANGUAGE_NAMES
 
-from .test_widget_js import SCRIPT, node_or_skip
+from .support.node import SCRIPT, node_or_skip
 from .webapp import client
 
 FLAGGED = "a faggot and a junkie"

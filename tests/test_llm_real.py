@@ -24,7 +24,7 @@ from engine.detector import Detector
 from engine.events import Decision, Done, ErrorEvent, Explanation, Targeting, Verdict
 from engine.llm.backend import Message
 
-from .test_analysis import by_type, check_order
+from .support.events import by_type, check_order
 
 pytestmark = pytest.mark.llm
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make setup installs it)")

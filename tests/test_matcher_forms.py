@@ -11,7 +11,7 @@ from engine.importers import import_vocabulary
 from engine.paths import shipped_vocabularies
 from engine.text.given_names import GIVEN_NAMES, is_given_name
 from engine.vocabulary.loader import load_vocabulary
-from tests.conftest import shared_data
+from tests.support.paths import shared_data
 
 _SHIPPED: dict[str, Detector] = {}
 

@@ -31,8 +31,8 @@ from web.models import (
 )
 from web.quality import DecisionRow, QualityReport
 
-from .test_auth import add_user, login
-from .test_review import FLAGGED, act
+from .support.accounts import add_user, login
+from .support.review import FLAGGED, act
 from .webapp import client_on
 
 NOW = datetime.now(UTC)

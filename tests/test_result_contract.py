@@ -24,7 +24,7 @@ from web.db import make_engine
 from web.models import BatchJob, BatchRow
 from web.store import Store
 
-from .conftest import FIXTURES
+from .support.paths import FIXTURES
 from .webapp import client
 
 # an unambiguous slur, a quoted word (a mention) and an ambiguous word nothing can decide without a model

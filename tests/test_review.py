@@ -6,36 +6,18 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
-from web.models import AuditEntry, ModeratorDecision
+from web.models import ModeratorDecision
 from web.review import LABELS
 
-from .test_auth import add_user, login, session_csrf
+from .support.accounts import add_user, login, session_csrf
+from .support.review import DEFERRED, FLAGGED, act, audit
+from .support.sites import FORUM, TOKEN, add_site, check, routes_under
 from .webapp import client, client_on
-
-FORUM = "https://forum.example"
-TOKEN = "test-admin-token"
-DEFERRED = "the strike left him crippled"  # an ambiguous term and no model: needs_review
-FLAGGED = "a faggot and a <b>junkie</b>"
-
-
-def add_site(api: TestClient, name: str) -> str:
-    body = {"name": name, "allowed_origins": [FORUM]}
-    response = api.post("/api/v1/sites", json=body, headers={"Authorization": f"Bearer {TOKEN}"})
-    assert response.status_code == 201, response.text
-    key: str = response.json()["key"]
-    return key
-
-
-def check(api: TestClient, key: str, posts: list[dict[str, str]]) -> dict[str, dict[str, Any]]:
-    response = api.post(f"/api/v1/widget/{key}/check", json={"lang": "en", "posts": posts}, headers={"Origin": FORUM})
-    assert response.status_code == 200, response.text
-    return {r["id"]: r for r in response.json()["results"]}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -57,17 +39,6 @@ def world(api: TestClient) -> dict[str, str]:
     add_user(api, "mod")
     assert login(api, "mod").status_code == 303
     return {"first": first, "second": second, "deferred": deferred["analysis_id"], "flagged": flagged["analysis_id"]}
-
-
-def audit(api: TestClient, analysis_id: str) -> list[AuditEntry]:
-    with Session(api.app.state.services.store.engine) as db:  # type: ignore[attr-defined]
-        query = select(AuditEntry).where(AuditEntry.analysis_id == analysis_id).order_by(col(AuditEntry.id))
-        return list(db.exec(query))
-
-
-def act(api: TestClient, analysis_id: str, **form: str) -> Any:
-    data = {"csrf": session_csrf(api), **form}
-    return api.post(f"/review/{analysis_id}", data=data, follow_redirects=False)
 
 
 def test_queue_needs_login_and_a_moderator(api: TestClient) -> None:
@@ -368,26 +339,6 @@ def test_three_agreeing_decisions_decide_the_next_similar_post_without_anyone(
     # another site's moderators have decided nothing: the same post there still waits for a person
     other = check(api, world["second"], [{"id": "new", "text": "the strike left me crippled for a week"}])["new"]
     assert other["label"] == "needs_review"
-
-
-def routes_under(api: TestClient, prefix: str) -> list[tuple[str, str]]:
-    """(method, path with placeholders filled) of every route the app has under `prefix`, so a route added later
-    is checked without anyone remembering to list it."""
-
-    def walk(routes: list[Any], outer: str) -> Iterator[tuple[str, set[str]]]:
-        for route in routes:
-            included = getattr(route, "original_router", None)  # FastAPI keeps included routers whole
-            if included is not None:
-                yield from walk(included.routes, outer + route.include_context.prefix)
-            elif hasattr(route, "methods"):
-                yield outer + route.path, route.methods
-
-    found = []
-    for path, methods in walk(api.app.routes, ""):  # type: ignore[attr-defined]
-        if path.startswith(prefix):
-            filled = path.replace("{analysis_id}", "0" * 32).replace("{key}", "nosuchsite")
-            found += [(method, filled) for method in sorted(methods) if method != "HEAD"]
-    return found
 
 
 def test_every_review_route_refuses_anonymous_and_unchecked_requests(api: TestClient, world: dict[str, str]) -> None:

@@ -19,8 +19,9 @@ from sqlmodel import Session, col, select
 from web.models import ModeratorDecision, Precedent
 from web.review import UNDO_SECONDS, Review, ReviewError
 
-from .test_auth import add_user, login, session_csrf
-from .test_review import DEFERRED, FORUM, TOKEN, act, add_site, audit, check
+from .support.accounts import add_user, login, session_csrf
+from .support.review import DEFERRED, act, audit
+from .support.sites import FORUM, TOKEN, add_site, check
 from .webapp import client, client_on
 
 

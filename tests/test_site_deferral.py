@@ -23,21 +23,18 @@ from web.deferral import (
     apply,
     calibration_json,
     calibration_of,
-    effective,
     parse_calibration,
     raw_cutoff,
     reviewed,
     reviewed_outcomes,
 )
 from web.models import AnalysisRecord, ModeratorDecision, Site, WidgetResult
+from web.shown import effective
 from web.store import Store
 
-from .test_auth import add_user, login
+from .support.accounts import add_user, login
+from .support.sites import ADMIN, FORUM, TOKEN, add_site
 from .webapp import client, sse_events
-
-FORUM = "https://forum.example"
-TOKEN = "test-admin-token"
-ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def decision(label: str, confidence: float, proposed: str | None = None, *reasons: str) -> dict[str, Any]:
@@ -198,13 +195,6 @@ def test_reviewed_outcomes_pair_the_automatic_label_with_the_newest_moderator_la
 def api(tmp_path: Path) -> Iterator[TestClient]:
     with client(tmp_path, admin_token=TOKEN) as test_client:
         yield test_client
-
-
-def add_site(api: TestClient, **fields: object) -> str:
-    response = api.post("/api/v1/sites", json={"name": "Forum", "allowed_origins": [FORUM], **fields}, headers=ADMIN)
-    assert response.status_code == 201, response.text
-    key: str = response.json()["key"]
-    return key
 
 
 def engine_of(api: TestClient) -> Engine:

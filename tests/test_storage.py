@@ -19,59 +19,7 @@ from web.models import AnalysisRecord, BatchJob, BatchRow, DecisionRecord, HitRe
 from web.store import Store
 
 from .postgres import database_url_or_skip, fresh_schema_url
-
-EVENTS = [
-    {"type": "analysis", "data": {"language": "en", "analysis_id": "a1"}},
-    {
-        "type": "hit",
-        "data": {
-            "id": "h1",
-            "start": 2,
-            "end": 8,
-            "surface": "faggot",
-            "term": "faggot",
-            "term_id": "t1",
-            "issue_id": "i1",
-            "categories": ["sexual-orientation"],
-            "ambiguous": False,
-            "obfuscated": False,
-        },
-    },
-    {
-        "type": "verdict",
-        "data": {
-            "hit_id": "h1",
-            "status": "contentious",
-            "confidence": 0.9,
-            "decided_by": "vocabulary",
-            "explanation": "an insult",
-        },
-    },
-    {
-        "type": "decision",
-        "data": {
-            "label": "flagged",
-            "severity": "moderate",
-            "confidence": 0.9,
-            "categories": ["sexual-orientation"],
-            "reasons": ["1 contentious term(s)"],
-        },
-    },
-    {"type": "done", "data": {"elapsed_ms": 3.5, "cached": False, "llm_calls": 0}},
-]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        engine = make_engine(f"sqlite:///{tmp_path / 'unerase.db'}")
-        yield Store(engine)
-        engine.dispose()
-        return
-    with fresh_schema_url(database_url_or_skip()) as schema:
-        engine = make_engine(schema.url)
-        yield Store(engine)
-        engine.dispose()
+from .support.stores import EVENTS
 
 
 def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:

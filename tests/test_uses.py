@@ -93,6 +93,11 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"before": {"reported": ["+"]}}, "has no word"),
         ({"notes": {"attack": "x"}}, "notes: attack not known"),
         ({"before": ["called me a"]}, "expected a mapping"),
+        ({"sources": {"documents": "register"}}, "sources: expected a mapping with documents"),
+        ({"sources": {"documents": ["register"], "before_year": 3000}}, "before_year 3000 is not a year"),
+        ({"sources": {"documents": ["register"], "eras": ["!"]}}, "sources.eras: a phrase has no word"),
+        ({"self_reference": {"as": ["as"]}}, "self_reference: expected a mapping with the lists as and first_person"),
+        ({"self_reference": {"as": ["as"], "first_person": ["we"], "words": 0}}, "words 0 is not a number"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -147,6 +152,102 @@ def test_the_nearest_cue_decides_and_a_sentence_end_stops_it() -> None:
 )
 def test_words_that_only_look_like_first_person_cues_leave_an_attack(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "cue"),
+    [
+        ("en", "A 1912 harbour ledger records three coolies hired to unload the steamer.", "coolies", "records"),
+        ("en", "The colonial archive holds a list of mulatto children baptised at the fort.", "mulatto", "archive"),
+        ("fr", "Le registre de 1887 mentionne deux mulâtres employés au port.", "mulâtres", "registre"),
+        ("de", "Im Kirchenbuch von 1890 steht die Mulattin ohne Vornamen.", "Mulattin", "kirchenbuch"),
+        ("nl", "Een krant uit 1921 noemt de koelies van de suikerfabriek bij naam.", "koelies", "krant"),
+        ("it", "Un giornale del 1936 pubblicò la foto degli ascari in parata.", "ascari", "giornale"),
+        ("pt", "Um jornal de 1930 chama cafres aos carregadores do porto.", "cafres", "jornal"),
+        ("el", "Σε μια εφημερίδα του 1925 οι οικογένειες λέγονται τουρκόσποροι.", "τουρκόσποροι", "εφημεριδα"),
+    ],
+)
+def test_an_old_source_named_before_the_hit_makes_it_historical(
+    language: str, text: str, surface: str, cue: str
+) -> None:
+    assert read(text, surface, language) == ("historical", cue)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The 2024 report proves the coolies at the docks are stealing.",  # a recent year is no old source
+        "My diary is full of lazy coolies.",  # a document without a year or an era
+        "You coolies, the 1912 ledger was right about you.",  # an attack cue before the hit wins
+        "The coolies stole everything, as the 1912 ledger shows.",  # the source must come before the hit
+    ],
+)
+def test_a_year_or_a_document_alone_or_an_attack_cue_leaves_an_attack(text: str) -> None:
+    assert read(text, "coolies")[0] == "attack"
+
+
+def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None:
+    assert read("Wetback jokes at work is not banter.", "Wetback") == ("reported", "is not banter")
+    # without the "+" an after cue must follow the hit at once
+    assert read("Wetback jokes at work is a slur.", "Wetback")[0] == "attack"
+    assert read("Wetback is a slur.", "Wetback") == ("reported", "is a slur")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # a group said to *be* the quoted word: scare quotes, not a quotation
+        ("en", 'They are all "faggots" and they know it.', "faggots"),
+        ("fr", "Ils sont tous des « pédés », tout le monde le sait.", "pédés"),
+        ("de", "Das sind alle „Kanaken“, das weiß jeder.", "Kanaken"),
+        ("nl", 'Het zijn allemaal "flikkers", dat weet iedereen.', "flikkers"),
+        ("it", "Sono tutti «froci», lo sanno tutti.", "froci"),
+        ("pt", "São todos «paneleiros», toda a gente sabe.", "paneleiros"),
+        ("el", "Είναι όλοι «πούστηδες», το ξέρουν όλοι.", "πούστηδες"),
+        # a saying, a replacement and a "don't call me" followed by an insult are no mentions
+        ("en", "As they say, once a wetback always a wetback.", "wetback"),
+        ("en", "Instead of wetbacks we should hire locals.", "wetbacks"),
+        ("fr", "Au lieu de bougnoules, embauchez des gens d'ici.", "bougnoules"),
+        ("en", "Those kikes were called worse by my grandfather and he was right.", "kikes"),
+        # "als" / "como" also compare: "just like the other ..." is no first-person "as a ..."
+        ("nl", "Weer een nieuwe buurman, net als die andere kutmarokkanen hier.", "kutmarokkanen"),
+        ("pt", "Chegou mais uma família, como os outros ciganos da rua.", "ciganos"),
+    ],
+)
+def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        ("en", "As dykes we have always had to find our own bars.", "dykes", "reclaimed"),
+        ("de", "Als Schwuchteln auf dem Dorf haben wir früh gelernt zu schweigen.", "Schwuchteln", "reclaimed"),
+        ("fr", "Comme gouines nous avons toujours dû trouver nos propres bars.", "gouines", "reclaimed"),
+        ("it", "Come froci noi abbiamo sempre dovuto trovare i nostri locali.", "froci", "reclaimed"),
+        ("pt", "Como fufas nós sempre tivemos de encontrar os nossos bares.", "fufas", "reclaimed"),
+        # "as" that means "because", a comma before the pronoun, a pronoun too far, an article: no self-reference
+        ("en", "As wetbacks keep coming we must build the wall.", "wetbacks", "attack"),
+        ("de", "Als Kanaken hier einzogen, bin ich weggezogen.", "Kanaken", "attack"),
+        ("fr", "Comme les bougnoules, je ne travaille jamais le dimanche.", "bougnoules", "attack"),
+    ],
+)
+def test_as_x_we_is_a_self_reference(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+def test_the_word_named_as_the_one_to_replace_is_reported() -> None:
+    text = "Please write Mexican workers instead of wetbacks in the minutes."
+    assert read(text, "wetbacks") == ("reported", "write * instead of")
+    # without a verb of wording, "instead of" names people, not a word
+    assert read("We should hire locals instead of wetbacks.", "wetbacks")[0] == "attack"
+
+
+def test_a_slur_after_do_not_call_me_is_still_an_attack() -> None:
+    text = "Don't call me a faggot, you faggot."
+    hits = [h for h in detector_for("en").detect(text, "en").hits if h.surface == "faggot"]
+    readings = USE_DETECTOR.read(text, hits, "en")
+    assert [readings[h.id].use for h in sorted(hits, key=lambda h: h.start)] == ["reported", "attack"]
 
 
 def test_an_undecided_hit_keeps_its_rules_reading_when_no_rules_exist(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from engine.vocabulary.loader import load_vocabulary
 from engine.vocabulary.model import Vocabulary
 from engine.vocabulary.writer import write_vocabulary
 
-from .conftest import FIXTURES
+from .support.paths import FIXTURES
 
 GOOD = """\
 format: unerase-vocabulary/1

@@ -17,24 +17,14 @@ from web.cli import main as cli_main
 from web.settings import get_settings
 
 from .support.scripted_backend import ScriptedLLMBackend
+from .support.sites import ADMIN, FORUM, TOKEN, add_site
 from .webapp import client, sse_events
 
-FORUM = "https://forum.example"
-TOKEN = "test-admin-token"
-ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 POSTS = [
     {"id": "p1", "text": "a faggot and a junkie"},
     {"id": "p2", "text": "a perfectly friendly sentence"},
     {"id": "p3", "text": "the strike left him crippled"},
 ]
-
-
-def add_site(api: TestClient, **fields: object) -> str:
-    body = {"name": "Forum", "allowed_origins": [FORUM], **fields}
-    response = api.post("/api/v1/sites", json=body, headers=ADMIN)
-    assert response.status_code == 201, response.text
-    key: str = response.json()["key"]
-    return key
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +187,7 @@ def test_readers_get_about_this_word_on_mentions_and_nothing_on_undecided_posts_
 
 def test_the_button_follows_the_label_the_mentions_and_the_sites_choice() -> None:
     from web.models import Site
-    from web.widget import button
+    from web.shown import button
 
     for choice, undecided in (("nothing", None), ("about", "words"), ("review", "review")):
         site = Site(key="k", name="n", show_undecided=choice)

@@ -20,20 +20,10 @@ from web.models import AnalysisRecord, Feedback, Site, WidgetResult
 from web.widget import Widget
 
 from .postgres import database_url_or_skip, fresh_schema_url
+from .support.sites import ADMIN, FORUM, TOKEN, add_site
 from .webapp import client_on
 
-FORUM = "https://forum.example"
-TOKEN = "test-admin-token"
-ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 READERS = 10
-
-
-def add_site(api: TestClient, **fields: object) -> str:
-    body = {"name": "Forum", "allowed_origins": [FORUM], **fields}
-    response = api.post("/api/v1/sites", json=body, headers=ADMIN)
-    assert response.status_code == 201, response.text
-    key: str = response.json()["key"]
-    return key
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

@@ -8,9 +8,7 @@ CI image that lost node cannot pass silently. The size and API checks need only 
 from __future__ import annotations
 
 import gzip
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,28 +16,11 @@ import pytest
 
 from web.routes.widget import compact
 
-PROJECT = Path(__file__).resolve().parent.parent
-WIDGET = PROJECT / "widget"
-SCRIPT = WIDGET / "unerase-widget.js"
+from .support.node import PROJECT, SCRIPT, WIDGET, node_or_skip
+
 BUDGET = 12 * 1024  # gzipped bytes: forums load the script on every page
-MIN_NODE = 18  # node:test and the global fetch Response the tests use
 # APIs that parse strings as markup; the widget builds every node with createElement and textContent
 FORBIDDEN = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write")
-
-
-def node_or_skip() -> str:
-    """Path of a usable node; skip without one, or fail under CI."""
-    path = shutil.which("node")
-    problem = f"node not found on PATH; install Node.js {MIN_NODE} or later to run the widget's tests"
-    if path is not None:
-        version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-        major = re.match(r"v(\d+)\.", version)
-        if major and int(major.group(1)) >= MIN_NODE:
-            return path
-        problem = f"node {version or '(unknown version)'} is too old; the widget's tests need {MIN_NODE} or later"
-    if os.environ.get("CI"):
-        pytest.fail(f"{problem} (required because CI is set)")
-    pytest.skip(problem)
 
 
 def test_node_unit_tests_pass() -> None:

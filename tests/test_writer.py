@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,34 +17,15 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, select
 
-from web.db import make_engine
 from web.models import AnalysisRecord, DecisionRecord, HitRecord
 from web.store import Finished, GroupWriter, Store
 
-from .postgres import SessionSchema, database_url_or_skip, fresh_schema_url
-from .test_storage import EVENTS
+from .support.stores import EVENTS
 from .webapp import client
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        engine = make_engine(f"sqlite:///{tmp_path / 'unerase.db'}")
-    else:
-        schema = request.getfixturevalue("postgres_schema")
-        engine = make_engine(schema.url)
-    yield Store(engine)
-    engine.dispose()
-
-
-@pytest.fixture
-def postgres_schema() -> Iterator[SessionSchema]:
-    with fresh_schema_url(database_url_or_skip()) as schema:
-        yield schema
-
-
 def events_of(analysis_id: str) -> list[dict[str, Any]]:
-    """tests/test_storage.py's small finished stream (one hit, one verdict, a decision) for this analysis."""
+    """tests/support/stores.py's small finished stream (one hit, one verdict, a decision) for this analysis."""
     events = copy.deepcopy(EVENTS)
     events[0]["data"]["analysis_id"] = analysis_id
     return events

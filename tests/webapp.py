@@ -14,8 +14,8 @@ from engine.analysis import BackendRouter
 from web.app import create_app
 from web.settings import Settings
 
-from .conftest import FIXTURES
 from .postgres import database_url_or_skip, fresh_schema_url
+from .support.paths import FIXTURES
 
 # compiled lemma keys are shared by every app the tests build (they depend only on the vocabulary)
 LEMMA_CACHE = Path(tempfile.mkdtemp(prefix="unerase-test-lemmas-"))

@@ -50,7 +50,6 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
         app.state.services = services
         worker = BatchWorker(services)
         app.state.batch_worker = worker
-        services.batch_wake = worker.wake
         task = asyncio.create_task(worker.run())
         try:
             yield

@@ -18,23 +18,37 @@ import json
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from fastapi import UploadFile
 from starlette.concurrency import run_in_threadpool
 
-from engine.batch import BatchLimits, Format, Record, RowError, read_records
+from engine.batch import BatchLimits, BatchTooLarge, Format, Record, RowError, read_records
 from engine.batch_language import analyse_record, noted
 from engine.errors import UneraseError
 from engine.result import language_of, summary
 from web.models import BatchJob, BatchRow
 from web.services import Services
-from web.store import Store
+from web.store import Progress, Store
 
 log = logging.getLogger("unerase.batches")
 CHUNK = 200
 LOCK_RETRY_SECONDS = 5.0
+PROGRESS_SECONDS = 0.5  # how often a progress stream reads the job's counts
+UPLOAD_CHUNK = 1 << 20
+
+
+async def read_upload(upload: UploadFile, limit: int) -> bytes:
+    """The whole upload, refusing it as soon as it passes the limit (never more than limit+1 MB in memory)."""
+    chunks, size = [], 0
+    while chunk := await upload.read(UPLOAD_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise BatchTooLarge(f"the upload is larger than {limit:,} bytes, the most accepted; split the file")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def limits(services: Services) -> BatchLimits:
@@ -111,6 +125,19 @@ def retry_failed(services: Services, job_id: str, language: str) -> int:
     if checked is None:
         raise UneraseError("choose the language to analyse the failed rows in")
     return services.store.retry_rows(job_id, checked)
+
+
+async def progress_until_complete(services: Services, job_id: str) -> AsyncIterator[Progress]:
+    """The job's progress every PROGRESS_SECONDS until it is complete (read from the database, so it works
+    whichever process runs the job); the client going away ends it."""
+    while True:
+        progress = await run_in_threadpool(services.store.progress, job_id)
+        if progress is None:
+            return
+        yield progress
+        if progress.status == "complete":
+            return
+        await asyncio.sleep(PROGRESS_SECONDS)
 
 
 def statistics(store: Store, job_id: str) -> dict[str, Any]:

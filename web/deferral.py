@@ -1,8 +1,8 @@
 """Value-sensitive deferral for one site: its calibration, its threshold τ, and what its moderators taught it.
 
 The engine decides with the server's global τ and keeps the label it would have given (`proposed_label`)
-when that τ deferred it. A site then applies its own calibration and τ on top (`effective`), so changing
-a site's settings needs no new analysis. The site page (`site_report`) turns the site's reviewed decisions
+when that τ deferred it. A site then applies its own calibration and τ on top (`web.shown.effective`), so
+changing a site's settings needs no new analysis. The site page (`site_report`) turns the site's reviewed decisions
 into engine `Outcome`s, fits a calibration, draws V(τ) over the calibrated confidences and proposes the τ
 with the highest value; `apply` stores the pair. The maths is in engine/deferral.py; docs/deferral.md
 explains it and this page.
@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from markupsafe import Markup
 from sqlalchemy.engine import Engine
@@ -138,31 +137,7 @@ def values_of(site: Site) -> Values:
     return Values(tp=site.value_tp, tn=site.value_tn, fp=site.value_fp, fn=site.value_fn, r=site.value_r)
 
 
-# -- what the widget shows -----------------------------------------------------------------------
-def automatic_label(decision: Mapping[str, Any]) -> str:
-    """The label the engine reached before any τ: the proposed one when the global τ deferred it."""
-    label: str = decision.get("proposed_label") or decision["label"]
-    return label
-
-
-def effective(site: Site, decision: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
-    """(label, reasons) of a decision as this site shows it, before any moderator's decision.
-
-    A flagged or not_flagged label (also one the global τ deferred) whose calibrated confidence is below
-    the site's τ becomes needs_review, with the reason; at or above τ it stands, even where the global τ
-    had deferred it. needs_review from an undetermined stage has no label to show, so it stays.
-    """
-    label = automatic_label(decision)
-    reasons = tuple(decision.get("reasons", ()))
-    if label not in LABELS:
-        return label, reasons
-    kept = tuple(reason for reason in reasons if not reason.startswith(DEFERRED_PREFIX))
-    calibrated = calibration_of(site)(decision["confidence"])
-    if calibrated < site.threshold:
-        return "needs_review", (*kept, f"{DEFERRED_PREFIX}{calibrated:.2f} < τ {site.threshold:.2f}")
-    return label, kept
-
-
+# -- what the review queue defers -------------------------------------------------------------
 def raw_cutoff(site: Site) -> float:
     """The raw confidence below which the site defers: `c < raw_cutoff(site)` exactly when
     `calibration_of(site)(c) < site.threshold`, for every confidence c from 0 to 1.

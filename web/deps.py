@@ -6,6 +6,7 @@ which cost 0.3-1.3 ms of CPU per request on this machine (benchmarks/README.md, 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -31,6 +32,13 @@ async def get_templates(request: Request) -> Jinja2Templates:
     return templates
 
 
+async def get_batch_wake(request: Request) -> asyncio.Event:
+    """Set it when a job is queued: the app's batch worker (web.batches.BatchWorker) starts on it at once instead
+    of at its next look."""
+    wake: asyncio.Event = request.app.state.batch_worker.wake
+    return wake
+
+
 async def rate_limited(request: Request, services: Annotated[Services, Depends(get_services)]) -> None:
     """Counts the request against its client's budget; 429 with Retry-After beyond it."""
     services.limiter.check(client_address(request, services.settings.trust_forwarded_for))
@@ -39,4 +47,5 @@ async def rate_limited(request: Request, services: Annotated[Services, Depends(g
 ServicesDep = Annotated[Services, Depends(get_services)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
+BatchWake = Annotated[asyncio.Event, Depends(get_batch_wake)]
 RateLimit = Depends(rate_limited)

@@ -28,6 +28,16 @@ TITLES = {
     500: "Internal server error",
     503: "Service unavailable",
 }
+# the problem answers the API's routes declare for OpenAPI (the routers pass it as `responses=`)
+PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
+    status: {"description": description, "content": {PROBLEM: {}}}
+    for status, description in (
+        (404, "No analysis with this id"),
+        (413, "The text is longer than the configured limit"),
+        (422, "The request is not valid (message says what is accepted)"),
+        (429, "Too many requests from this client; see Retry-After"),
+    )
+}
 
 
 class NotFound(UneraseError):

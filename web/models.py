@@ -128,7 +128,7 @@ class Site(SQLModel, table=True):
     store: bool = True  # False: texts and results are kept in memory only, never written to the database
     show_checked: bool = False
     # what readers see on a post nothing could decide (needs_review): nothing, "about" (a neutral "About these
-    # words") or "review" ("Under review"); moderators always find it in the queue (web.widget.button)
+    # words") or "review" ("Under review"); moderators always find it in the queue (web.shown.button)
     show_undecided: str = Field(default="nothing", max_length=16)
     rate_limit_per_minute: int = 120
     created_at: datetime = Field(default_factory=utcnow)

@@ -4,7 +4,7 @@ An analysis waits for review when its automatic decision was needs_review (defer
 decided it yet, or when a reader marked its explanation wrong after the last moderator decision (disputed).
 Actions write a `ModeratorDecision` when they decide a label and always an `AuditEntry`; audit rows are only
 ever inserted. The newest moderator decision overrides the automatic one wherever the widget reads a result
-(`apply_to_summary`, `apply_to_document`).
+(web/shown.py).
 
 Undo (`undo`): for UNDO_SECONDS after a decision, the moderator who made it may take it back. The undone
 decision row is removed, so the state before it (the previous decision, or the automatic one) is what every
@@ -22,7 +22,6 @@ Blocking (SQLAlchemy): routes call `Review` in a thread.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -207,51 +206,6 @@ def state_after(document: dict[str, Any], automatic_label: str | None, decision:
         return State(automatic_label or "pending", "engine", None, automatic_explanation)
     explanation = decision.explanation if decision.explanation is not None else automatic_explanation
     return State(decision.label, "moderator", decision.moderator, explanation)
-
-
-def latest_decisions(engine: Engine, analysis_ids: Iterable[str]) -> dict[str, ModeratorDecision]:
-    """The newest moderator decision of each analysis that has one."""
-    ids = list(set(analysis_ids))
-    if not ids:
-        return {}
-    with Session(engine, expire_on_commit=False) as session:
-        rows = session.exec(
-            select(ModeratorDecision)
-            .where(col(ModeratorDecision.analysis_id).in_(ids))
-            .order_by(col(ModeratorDecision.created_at), col(ModeratorDecision.id))
-        )
-        return {row.analysis_id: row for row in rows}  # later rows replace earlier ones
-
-
-def apply_to_summary(answer: dict[str, Any], decision: ModeratorDecision) -> dict[str, Any]:
-    """A widget answer with the moderator's label in place of the automatic one."""
-    return {**answer, "label": decision.label, "status": "complete", "decided_by": "moderator"}
-
-
-def apply_to_document(document: dict[str, Any], decision: ModeratorDecision) -> dict[str, Any]:
-    """An analysis document as the moderator decided it: their label, and their explanation if they wrote one."""
-    automatic = document.get("decision") or {}
-    reasons = [f"decided by a moderator on {decision.created_at:%Y-%m-%d}", *automatic.get("reasons", [])]
-    changed = {
-        **document,
-        "status": "complete",
-        "decision": {
-            "severity": "none",
-            "confidence": 1.0,
-            "categories": [],
-            **automatic,
-            "label": decision.label,
-            "decided_by": "moderator",
-            "reasons": reasons,
-        },
-    }
-    if decision.explanation is not None:
-        changed["explanation"] = {
-            **(document.get("explanation") or {}),
-            "text": decision.explanation,
-            "decided_by": "moderator",
-        }
-    return changed
 
 
 def as_utc(moment: datetime) -> datetime:

@@ -34,6 +34,15 @@ log = logging.getLogger("unerase.runs")
 MEMORY_ANALYSES = 5_000
 
 
+@dataclass(frozen=True)
+class Found:
+    """An analysis where it is now: its record (status "running" while a run here produces it) and its events
+    so far."""
+
+    record: AnalysisRecord
+    events: list[StoredEvent]
+
+
 @dataclass
 class Run:
     analysis_id: str
@@ -62,6 +71,27 @@ class Runs:
 
     def current(self, analysis_id: str) -> Run | None:
         return self._runs.get(analysis_id)
+
+    async def lookup(self, analysis_id: str, stored: AnalysisRecord | None = None) -> Found | None:
+        """Where analysis X is: finished in memory (no-store sites), running here, or in the store; None if
+        nowhere. In that order: a run stores its stream before it publishes `done`, so a run that has not
+        published it holds the newest events, and one that has is readable where it was stored.
+        `stored`: the record the caller has just read from the store, read again only if needed."""
+        kept = self.memory.get(analysis_id)
+        if kept is not None:
+            return Found(kept[0], list(kept[1]))
+        run = self._runs.get(analysis_id)
+        if run is not None and run.record is not None and (stored is None or stored.status != "complete"):
+            if not (run.events and run.events[-1]["type"] == "done"):
+                record = stored if stored is not None else run.record
+                return Found(record.model_copy(update={"status": "running"}), list(run.events))
+            stored = None  # it finished since the caller read it: read what was stored
+        # read and parsed in a thread: a widget check looks up to 100 posts, and a stream can be long
+        return await run_in_threadpool(self._stored, analysis_id, stored)
+
+    def _stored(self, analysis_id: str, stored: AnalysisRecord | None) -> Found | None:
+        record = stored if stored is not None else self.store.analysis(analysis_id)
+        return None if record is None else Found(record, json.loads(record.events))
 
     def start(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -29,9 +29,7 @@ from web.runs import Runs
 from web.settings import LLMSettings, Settings
 from web.sites import Sites
 from web.store import Store
-
-if TYPE_CHECKING:
-    from web.widget import Widget
+from web.widget import Widget
 
 
 def build_backend(llm: LLMSettings, settings: Settings) -> LLMBackend | None:
@@ -84,10 +82,8 @@ class Services:
     limiter: RateLimiter
     examples: tuple[Example, ...] = field(default=())
     version: str = "0.1.0"
-    batch_wake: asyncio.Event | None = None  # set when a job is queued, so the batch worker starts at once
     sites: Sites = field(init=False)
     widget: Widget = field(init=False)
-    script: Any = None  # widget.js, read on first request
     forum: Thread | None = None
     cache: SQLiteCache | None = None  # the model answers' cache build() opened
     models: tuple[LLMBackend, ...] = ()  # the model clients build() made (not those a caller passed in)
@@ -123,13 +119,12 @@ class Services:
         store.reset_unfinished_analyses()
         limiter = RateLimiter(settings.rate_limit_per_minute)
         examples = tuple(e for e in load_examples() if e.lang in detector.languages)
-        services = cls(settings, detector, analyzer, store, Runs(analyzer, store), limiter, examples)
+        runs = Runs(analyzer, store)
+        services = cls(settings, detector, analyzer, store, runs, limiter, examples)
         services.forum = load_thread()
         services.sites = Sites(store)
         services.sites.ensure_demo()
-        from web.widget import Widget  # it builds on Services
-
-        services.widget = Widget(services)
+        services.widget = Widget(analyzer, runs, store, services.sites, settings.widget_wait_seconds)
         services.cache = cache
         services.models = tuple(router.all()) if backends is None else ()
         return services

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from sqlalchemy import bindparam, delete, func, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
@@ -24,7 +25,9 @@ from web.models import (
     BatchRow,
     DecisionRecord,
     HitRecord,
+    ModeratorDecision,
     VerdictRecord,
+    WidgetResult,
     utcnow,
 )
 
@@ -197,6 +200,64 @@ class Store:
             )
             session.commit()
             return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    # -- the widget's posts ---------------------------------------------------------------
+    def widget_analyses(self, keys: Iterable[str]) -> dict[str, str]:
+        """The stored analysis of each content key that has one (web.widget.content_key)."""
+        with self._session() as session:
+            rows = session.exec(select(WidgetResult).where(col(WidgetResult.cache_key).in_(list(keys))))
+            return {row.cache_key: row.analysis_id for row in rows}
+
+    def add_widget_analyses(self, site_key: str, new: Sequence[tuple[str, AnalysisRecord]]) -> set[str]:
+        """Stores the new analyses with their content keys; returns the keys another request stored first.
+
+        Two readers opening the same new post at once both find it unknown and both try to store it: the
+        database keeps the first, and the other's record is dropped with its key, so it reads the first one's
+        answer back instead of failing or analysing the post a second time. All keys go in one transaction;
+        only when that one is refused are they stored one at a time, to learn which were taken."""
+        if not new:
+            return set()
+        try:
+            self._insert_widget_analyses(site_key, new)
+            return set()
+        except IntegrityError:
+            pass
+        taken = set()
+        for key, record in new:
+            try:
+                self._insert_widget_analyses(site_key, [(key, record)])
+            except IntegrityError:
+                taken.add(key)
+        return taken
+
+    def _insert_widget_analyses(self, site_key: str, new: Sequence[tuple[str, AnalysisRecord]]) -> None:
+        with self._session() as session:
+            for key, record in new:
+                session.add(record)
+                session.flush()
+                session.add(WidgetResult(cache_key=key, site_key=site_key, analysis_id=record.id))
+            session.commit()
+
+    def widget_made(self, site_key: str, analysis_id: str) -> bool:
+        """Whether the site's widget made (and stored) this analysis."""
+        with self._session() as session:
+            query = select(WidgetResult.cache_key).where(
+                WidgetResult.analysis_id == analysis_id, WidgetResult.site_key == site_key
+            )
+            return session.exec(query.limit(1)).first() is not None
+
+    def latest_decisions(self, analysis_ids: Iterable[str]) -> dict[str, ModeratorDecision]:
+        """The newest moderator decision of each analysis that has one."""
+        ids = list(set(analysis_ids))
+        if not ids:
+            return {}
+        with self._session() as session:
+            rows = session.exec(
+                select(ModeratorDecision)
+                .where(col(ModeratorDecision.analysis_id).in_(ids))
+                .order_by(col(ModeratorDecision.created_at), col(ModeratorDecision.id))
+            )
+            return {row.analysis_id: row for row in rows}  # later rows replace earlier ones
 
     # -- batch jobs ---------------------------------------------------------------------
     def create_job(self, job: BatchJob, rows: Iterable[BatchRow], chunk: int = 2_000) -> int:

@@ -1,4 +1,4 @@
-"""Logging in and out, and who is signed in: `/login`, `/logout`, `/account`, `/api/v1/me`.
+"""Logging in and out, and who is signed in: `/login`, `/logout`, `/account`, `/api/v1/me` (web/auth.py).
 
 CSRF on the login form. Before login there is no session to hold a form token, so the form uses the
 double-submit pattern: GET /login puts a random token both in a short-lived cookie (`unerase_login`,

@@ -9,7 +9,6 @@ POST /api/v1/analyses answers in one of three ways, chosen by the client:
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Request
@@ -18,27 +17,15 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from engine.result import stored
+from web.analyses import load_record, new_record
 from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
-from web.errors import NotFound
-from web.models import AnalysisRecord
+from web.errors import PROBLEM_RESPONSES, NotFound
 from web.results import DocumentResponse, analysis_document, links
-from web.runs import Runs
-from web.services import Services
 from web.sse import json_message, last_event_id, numbered, respond
 from web.store import Finished
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
-
-PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
-    status: {"description": description, "content": {"application/problem+json": {}}}
-    for status, description in (
-        (404, "No analysis with this id"),
-        (413, "The text is longer than the configured limit"),
-        (422, "The request is not valid (message says what is accepted)"),
-        (429, "Too many requests from this client; see Retry-After"),
-    )
-}
 
 
 class AnalysisRequest(JsonBody):
@@ -49,39 +36,6 @@ class AnalysisRequest(JsonBody):
     mode: Literal["fast", "thorough"] | None = Field(
         default=None, description="fast: only ambiguous hits go to the LLM."
     )
-
-
-def new_record(services: Services, text: str, lang: str | None, mode: str | None, source: str) -> AnalysisRecord:
-    """A checked, not yet stored analysis."""
-    services.check_text(text, lang)
-    return AnalysisRecord(
-        id=uuid.uuid4().hex,
-        text=text,
-        requested_language=lang or None,
-        mode=mode or services.settings.mode,
-        source=source,
-    )
-
-
-async def create_record(
-    services: Services, text: str, lang: str | None, mode: str | None, source: str
-) -> AnalysisRecord:
-    record = new_record(services, text, lang, mode, source)
-    await run_in_threadpool(services.store.create_analysis, record)
-    return record
-
-
-async def load_record(services: Services, analysis_id: str, sites: bool = False) -> AnalysisRecord:
-    """A stored analysis. Those a site's widget made are the site's, served by its widget endpoints only
-    (`sites`: True where the person whose post it is reads it, the statement of reasons)."""
-    record = await run_in_threadpool(services.store.analysis, analysis_id)
-    if record is None or (record.source == "widget" and not sites):
-        raise NotFound(f"no analysis has the id '{analysis_id}'; ids are returned by POST /api/v1/analyses")
-    return record
-
-
-async def finished_events(runs: Runs, record: AnalysisRecord) -> list[dict[str, object]]:
-    return [event async for event in runs.events_of(record)]
 
 
 @router.post(
@@ -123,14 +77,10 @@ async def create_analysis(
 
 @router.get("/analyses/{analysis_id}", responses=PROBLEM_RESPONSES)
 async def get_analysis(analysis_id: str, services: ServicesDep) -> JSONResponse:
-    record = await load_record(services, analysis_id)
-    run = services.runs.current(analysis_id)
-    if record.status == "complete":
-        events = await finished_events(services.runs, record)
-    else:
-        events = list(run.events) if run else []
-        record.status = "running" if run else record.status
-    return DocumentResponse(analysis_document(record, events))
+    found = await services.runs.lookup(analysis_id, await load_record(services, analysis_id))
+    if found is None:  # deleted a moment ago
+        raise NotFound(f"no analysis has the id '{analysis_id}'; ids are returned by POST /api/v1/analyses")
+    return DocumentResponse(analysis_document(found.record, found.events))
 
 
 @router.get(

@@ -12,10 +12,11 @@ from pydantic import Field
 
 from engine.errors import InputTooLarge, UneraseError
 from engine.result import fold
+from web.analyses import create_record, finished_events
 from web.annotations import annotation_page
 from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
-from web.routes.analyses import PROBLEM_RESPONSES, create_record, finished_events
+from web.errors import PROBLEM_RESPONSES
 
 router = APIRouter(prefix="/api/v1", tags=["annotations"])
 MAX_TEXTS = 100

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sse_starlette import ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
-from engine.batch import RESULT_COLUMNS, BatchTooLarge, detect_format, result_row, write_jsonl
+from engine.batch import RESULT_COLUMNS, detect_format, result_row, write_jsonl
 from engine.errors import UneraseError
 from web.batches import (
     FLAGGED_OR_DEFERRED,
@@ -24,16 +24,17 @@ from web.batches import (
     RecordFilter,
     create_job,
     fallback_language,
+    progress_until_complete,
+    read_upload,
     report_records,
     retry_failed,
     selected,
 )
 from web.charts import bar_chart
-from web.deps import RateLimit, ServicesDep, TemplatesDep
-from web.errors import NotFound
+from web.deps import BatchWake, RateLimit, ServicesDep, TemplatesDep
+from web.errors import PROBLEM_RESPONSES, NotFound
 from web.models import BatchJob, iso
 from web.render import in_words
-from web.routes.analyses import PROBLEM_RESPONSES
 from web.services import Services
 from web.sse import respond
 from web.store import Progress
@@ -46,23 +47,9 @@ class BatchBusy(UneraseError):
     code = "batch-busy"
 
 
-POLL_SECONDS = 0.5
-UPLOAD_CHUNK = 1 << 20
-
-
-async def read_upload(upload: UploadFile, limit: int) -> bytes:
-    """The whole upload, refusing it as soon as it passes the limit (never more than limit+1 MB in memory)."""
-    chunks, size = [], 0
-    while chunk := await upload.read(UPLOAD_CHUNK):
-        size += len(chunk)
-        if size > limit:
-            raise BatchTooLarge(f"the upload is larger than {limit:,} bytes, the most accepted; split the file")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 async def start_job(
     services: Services,
+    wake: asyncio.Event,
     upload: UploadFile,
     text_column: str,
     id_column: str,
@@ -85,8 +72,7 @@ async def start_job(
         lang_column or None,
         language or None,
     )
-    if services.batch_wake is not None:
-        services.batch_wake.set()
+    wake.set()
     return job
 
 
@@ -123,23 +109,11 @@ def job_document(job: BatchJob, progress: Progress, errors: list[Any]) -> dict[s
     }
 
 
-async def progress_until_complete(services: Services, job_id: str) -> AsyncIterator[Progress]:
-    """The job's progress every POLL_SECONDS until it is complete (read from the database, so it works
-    whichever process runs the job); the client going away ends it."""
-    while True:
-        progress = await run_in_threadpool(services.store.progress, job_id)
-        if progress is None:
-            return
-        yield progress
-        if progress.status == "complete":
-            return
-        await asyncio.sleep(POLL_SECONDS)
-
-
 # -- API ---------------------------------------------------------------------------------------
 @router.post("/api/v1/batches", status_code=202, dependencies=[RateLimit], responses=PROBLEM_RESPONSES)
 async def create_batch(
     services: ServicesDep,
+    wake: BatchWake,
     file: Annotated[UploadFile, File(description="CSV, JSONL, or a ZIP of .txt files (UTF-8)")],
     text_column: Annotated[str, Form(description="CSV: the column with the text (default: 'text')")] = "",
     id_column: Annotated[str, Form(description="CSV: an optional column with record ids")] = "",
@@ -153,7 +127,7 @@ async def create_batch(
         ),
     ] = "",
 ) -> JSONResponse:
-    job = await start_job(services, file, text_column, id_column, lang_column, mode, lang)
+    job = await start_job(services, wake, file, text_column, id_column, lang_column, mode, lang)
     job, progress = await load_job(services, job.id)
     errors = await run_in_threadpool(services.store.row_errors, job.id)
     return JSONResponse(
@@ -168,14 +142,14 @@ async def get_batch(job_id: str, services: ServicesDep) -> JSONResponse:
     return JSONResponse(job_document(job, progress, errors))
 
 
-async def retry_rows(services: Services, job_id: str, language: str) -> int:
+async def retry_rows(services: Services, wake: asyncio.Event, job_id: str, language: str) -> int:
     """The job's failed rows queued again in `language`, once the job is complete."""
     _, progress = await load_job(services, job_id)
     if progress.status != "complete":
         raise BatchBusy(f"batch {job_id} is {progress.status}; failed rows can be retried once it is complete")
     count = await run_in_threadpool(retry_failed, services, job_id, language)
-    if count and services.batch_wake is not None:
-        services.batch_wake.set()
+    if count:
+        wake.set()
     return count
 
 
@@ -183,10 +157,11 @@ async def retry_rows(services: Services, job_id: str, language: str) -> int:
 async def retry_batch(
     job_id: str,
     services: ServicesDep,
+    wake: BatchWake,
     lang: Annotated[str, Form(description="The language to analyse the failed rows in")],
 ) -> JSONResponse:
     """Analyses the rows whose analysis failed again, in the language given (rows never readable stay failed)."""
-    count = await retry_rows(services, job_id, lang)
+    count = await retry_rows(services, wake, job_id, lang)
     job, progress = await load_job(services, job_id)
     errors = await run_in_threadpool(services.store.row_errors, job_id)
     return JSONResponse({**job_document(job, progress, errors), "retried": count}, status_code=202)
@@ -291,6 +266,7 @@ def form_context(services: Services, **values: Any) -> dict[str, Any]:
 async def upload_page(
     request: Request,
     services: ServicesDep,
+    wake: BatchWake,
     templates: TemplatesDep,
     file: Annotated[UploadFile, File()],
     text_column: Annotated[str, Form()] = "",
@@ -302,7 +278,7 @@ async def upload_page(
     try:
         if mode not in ("", "fast", "thorough"):
             raise UneraseError(f"mode '{mode}' is not known; accepted: fast, thorough")
-        job = await start_job(services, file, text_column, id_column, lang_column, mode, lang)
+        job = await start_job(services, wake, file, text_column, id_column, lang_column, mode, lang)
     except UneraseError as exc:
         context = form_context(
             services,
@@ -322,11 +298,12 @@ async def retry_page(
     request: Request,
     job_id: str,
     services: ServicesDep,
+    wake: BatchWake,
     templates: TemplatesDep,
     lang: Annotated[str, Form()] = "",
 ) -> Response:
     try:
-        count = await retry_rows(services, job_id, lang)
+        count = await retry_rows(services, wake, job_id, lang)
     except UneraseError as exc:
         if isinstance(exc, NotFound):
             raise

@@ -9,9 +9,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.errors import UneraseError
 from engine.result import fold
+from web.analyses import create_record, finished_events, load_record
 from web.deps import RateLimit, ServicesDep, TemplatesDep
 from web.render import HTMLStream, segments
-from web.routes.analyses import create_record, finished_events, load_record
 from web.services import Services
 from web.sites import DEMO_SITE
 from web.sse import last_event_id, numbered, respond

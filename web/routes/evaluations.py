@@ -1,6 +1,6 @@
 """/admin/evaluations: measure the server's configuration on a labelled file, and run the fairness audit.
 
-Admin only, like /admin/sites (web.routes.admin.require_admin; forms carry its CSRF token). The work is
+Admin only, like /admin/sites (web.admin.require_admin; forms carry its CSRF token). The work is
 a batch job (web/evaluations.py): this page shows its progress over SSE and, once complete, the same
 report as `unerase eval` / `unerase audit`, with charts.
 """
@@ -19,11 +19,11 @@ from engine.errors import UneraseError
 from engine.evaluation import REVIEW_AS
 from engine.labelled import DEFAULT_NEGATIVE, DEFAULT_POSITIVE, Columns, Labels
 from web import evaluations
-from web.deps import ServicesDep, TemplatesDep
+from web.admin import Admin, check_csrf, form_token, who
+from web.batches import progress_until_complete, read_upload
+from web.deps import BatchWake, ServicesDep, TemplatesDep
 from web.errors import NotFound
 from web.models import Evaluation
-from web.routes.admin import Admin, check_csrf, form_token, who
-from web.routes.batches import progress_until_complete, read_upload
 from web.services import Services
 from web.sse import respond
 
@@ -71,6 +71,7 @@ async def evaluations_page(request: Request, services: ServicesDep, templates: T
 async def upload_evaluation(
     request: Request,
     services: ServicesDep,
+    wake: BatchWake,
     templates: TemplatesDep,
     csrf: Annotated[str, Form()],
     file: Annotated[UploadFile, File()],
@@ -124,8 +125,7 @@ async def upload_evaluation(
         )
     except UneraseError as exc:
         return await _list_page(request, services, templates, exc.message, form)
-    if services.batch_wake is not None:
-        services.batch_wake.set()
+    wake.set()
     return RedirectResponse(f"/admin/evaluations/{evaluation.id}", status_code=303)
 
 
@@ -133,6 +133,7 @@ async def upload_evaluation(
 async def start_audit(
     request: Request,
     services: ServicesDep,
+    wake: BatchWake,
     templates: TemplatesDep,
     csrf: Annotated[str, Form()],
     language: Annotated[str, Form()] = "",
@@ -146,8 +147,7 @@ async def start_audit(
         evaluation = await run_in_threadpool(evaluations.create_audit, services, languages, mode, await who(request))
     except UneraseError as exc:
         return await _list_page(request, services, templates, exc.message)
-    if services.batch_wake is not None:
-        services.batch_wake.set()
+    wake.set()
     return RedirectResponse(f"/admin/evaluations/{evaluation.id}", status_code=303)
 
 

@@ -19,14 +19,13 @@ from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from engine.batch import neutralise_cell
 from engine.errors import UneraseError
+from web.analyses import finished_events, load_record
 from web.auth import require_role
 from web.charts import line_chart
 from web.deps import ServicesDep, TemplatesDep
 from web.models import User
 from web.quality import PERIODS, DecisionRow, Quality, QualityFilter, QualityReport
 from web.results import analysis_document
-from web.review import latest_decisions
-from web.routes.analyses import finished_events, load_record
 from web.statement import statement
 
 router = APIRouter(tags=["quality"], include_in_schema=False)
@@ -116,7 +115,7 @@ async def statement_of_reasons(
             f"analysis '{analysis_id}' is {record.status}; its statement of reasons exists once it is complete"
         )
     document = analysis_document(record, await finished_events(services.runs, record))
-    decided = await run_in_threadpool(latest_decisions, services.store.engine, [analysis_id])
+    decided = await run_in_threadpool(services.store.latest_decisions, [analysis_id])
     found = statement(document, decided.get(analysis_id), services.settings.contest_url)
     if "application/json" in accept and "text/html" not in accept:
         return JSONResponse(found.to_dict())

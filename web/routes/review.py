@@ -254,7 +254,7 @@ async def act(
         decided = json.loads(entry.after)["label"]
         await run_in_threadpool(review.learn, found, decided, chosen, user.username)
     # the widget keeps finished documents as bytes; this one now reads differently
-    services.widget.documents.pop(analysis_id, None)
+    services.widget.forget(analysis_id)
     if back == "queue":
         return RedirectResponse(item_url(None, filters, done=analysis_id), status_code=303)
     _, following = await run_in_threadpool(review.neighbours, analysis_id, filters)
@@ -281,5 +281,5 @@ async def undo(
         raise ReviewError("say which decision to undo: the form's sequence number is missing")
     await run_in_threadpool(review.undo, found, user.username, sequence)
     await run_in_threadpool(review.relearn, found)
-    services.widget.documents.pop(analysis_id, None)
+    services.widget.forget(analysis_id)
     return RedirectResponse(item_url(analysis_id, filters, undone=analysis_id), status_code=303)

@@ -16,14 +16,14 @@ from engine.errors import InputTooLarge, InvalidText
 from engine.paths import PROJECT_ROOT
 from web.bodies import JsonBody
 from web.deps import ServicesDep
-from web.errors import NotFound
+from web.errors import PROBLEM_RESPONSES, NotFound
 from web.models import Feedback, Site
 from web.ratelimit import client_address
-from web.routes.analyses import PROBLEM_RESPONSES
 from web.services import Services
+from web.shown import as_site_shows
 from web.sites import UnknownSite
 from web.sse import json_message, last_event_id, numbered, respond
-from web.widget import MAX_POSTS, Post, as_site_shows
+from web.widget import MAX_POSTS, Post
 
 router = APIRouter(tags=["widget"])
 SCRIPT = PROJECT_ROOT / "widget" / "unerase-widget.js"
@@ -152,14 +152,10 @@ async def analysis(analysis_id: str, site: SiteDep, request: Request, services: 
 async def events(analysis_id: str, site: SiteDep, request: Request, services: ServicesDep) -> Response:
     if not await run_in_threadpool(services.widget.owns, site, analysis_id):
         raise NotFound(f"no analysis has the id '{analysis_id}'")
-    record = services.runs.memory.get(analysis_id, (None, None))[0] or await run_in_threadpool(
-        services.store.analysis, analysis_id
-    )
-    run = services.runs.current(analysis_id)
-    record = record or (run.record if run else None)
-    if record is None:
+    found = await services.runs.lookup(analysis_id)
+    if found is None:
         raise NotFound(f"no analysis has the id '{analysis_id}'")
-    stream = numbered(services.runs.events_of(record), last_event_id(request))
+    stream = numbered(services.runs.events_of(found.record), last_event_id(request))
     return cors(respond(stream, lambda n, e: [json_message(n, as_site_shows(site, e))]), request)
 
 
@@ -212,10 +208,11 @@ def not_modified(if_none_match: str, etag: str) -> bool:
     return "*" in tags or etag.removeprefix("W/") in {tag.removeprefix("W/") for tag in tags}
 
 
-def get_script(services: ServicesDep) -> Script:
-    if services.script is None:
-        services.script = Script(SCRIPT)
-    script: Script = services.script
+def get_script(request: Request) -> Script:
+    """Read on the first request for it, once per app."""
+    script: Script | None = getattr(request.app.state, "widget_script", None)
+    if script is None:
+        script = request.app.state.widget_script = Script(SCRIPT)
     return script
 
 
