@@ -26,7 +26,7 @@ from engine.cli.shard import Shard, shard_of
 from engine.errors import UneraseError
 from engine.vocabulary.loader import load_vocabularies
 
-from .conftest import FIXTURES, PROJECT
+from .support.paths import FIXTURES, PROJECT
 
 VOCAB = str(FIXTURES / "vocab")
 WORDS = {
