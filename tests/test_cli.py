@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
+from engine.vocabulary.loader import load_vocabularies
 
 from .support.paths import FIXTURES
 
@@ -79,11 +80,16 @@ def test_detect_jsonl_streams_one_result_per_line(tmp_path: Path, capsys: pytest
                 "obfuscated": False,
             }
         ],
+        "vocabulary_version": load_vocabularies([VOCAB]).version,
     }
     assert results[1]["lang"] == "de" and [h["surface"] for h in results[1]["hits"]] == ["Zigeuner"]
     assert results[2]["error"]["code"] == "invalid-text" and results[2]["id"] == 3
     assert results[3]["error"]["code"] == "unsupported-language"
-    assert results[4] == {"line": 5, "error": {"code": "invalid-record", "message": results[4]["error"]["message"]}}
+    assert results[4] == {
+        "line": 5,
+        "error": {"code": "invalid-record", "message": results[4]["error"]["message"]},
+        "vocabulary_version": results[0]["vocabulary_version"],
+    }
     assert "not valid JSON" in results[4]["error"]["message"]
     assert results[5]["line"] == 7 and '"text"' in results[5]["error"]["message"]
 

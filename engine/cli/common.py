@@ -7,10 +7,12 @@ import argparse
 import contextlib
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from engine.analysis import Analyzer
+from engine.cli.pool import parse_jobs
+from engine.cli.shard import Shard
 from engine.detector import Detector
 from engine.errors import UneraseError
 from engine.jsonlines import UnreadableLine, parse_line
@@ -38,9 +40,10 @@ def open_out(name: str | None) -> contextlib.AbstractContextManager[IO[str]]:
     return open(name, "w", encoding="utf-8")
 
 
-def records(stream: IO[str]) -> Iterator[JsonRecord]:
-    """The records of a JSONL stream, read as they are needed; a bad line is reported, not raised."""
-    for number, line in enumerate(stream, start=1):
+def records(lines: Iterable[str], start: int = 1) -> Iterator[JsonRecord]:
+    """The records of a JSONL stream (or of a chunk of it whose first line is line `start`), read as they are
+    needed; a bad line is reported, not raised."""
+    for number, line in enumerate(lines, start=start):
         if not line.strip():
             continue
         try:
@@ -69,6 +72,24 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="model calls (and records) in flight")
     parser.add_argument("--cache", help="SQLite file for cached model answers (default in the cache folder)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write cached model answers")
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--jobs` and `--shard` of a command with --input (engine/cli/pool.py, engine/cli/shard.py)."""
+    parser.add_argument(
+        "--jobs", help="worker processes for --input (default 1; auto: one per CPU); the output is the same"
+    )
+    parser.add_argument(
+        "--shard", help="K/N: analyse only the K-th of N shares of --input (split a corpus over N machines)"
+    )
+
+
+def corpus_options(args: argparse.Namespace) -> tuple[int, Shard | None]:
+    """The checked `--jobs` and `--shard` (both only mean something with --input)."""
+    for option, value in (("--jobs", args.jobs), ("--shard", args.shard)):
+        if value is not None and not args.input:
+            raise UneraseError(f"{option} applies to --input FILE.jsonl only, not to one text")
+    return parse_jobs(args.jobs), None if args.shard is None else Shard.parse(args.shard)
 
 
 def check_concurrency(args: argparse.Namespace) -> None:

@@ -7,6 +7,7 @@ unerase batch FILE [...]                                            (engine/cli/
 unerase eval FILE.csv|FILE.jsonl [--label-column C --positive V ...] (engine/cli/evaluate.py)
 unerase audit [--lang xx ...] [--templates FILE]                    (engine/cli/audit.py)
 unerase vocab check|stats|import|export ...                         (engine/cli/vocab.py)
+unerase shards check OUTPUT.jsonl ... [--input CORPUS.jsonl]        (engine/cli/shards.py)
 
 The web package adds its commands (site, user, precedents, ...) to the same parser (web/cli.py).
 """
@@ -22,6 +23,7 @@ import engine.cli.audit as audit
 import engine.cli.batch as batch
 import engine.cli.detect as detect
 import engine.cli.evaluate as evaluate
+import engine.cli.shards as shards
 import engine.cli.vocab as vocab
 from engine.errors import UneraseError
 
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_arguments(command_parser)
         command_parser.set_defaults(func=command)
     vocab.add_arguments(sub.add_parser("vocab", help="check, inspect, import and export vocabularies"))
+    shards.add_arguments(sub.add_parser("shards", help="check the outputs of --shard K/N runs before merging them"))
     return parser
 
 
