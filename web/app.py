@@ -21,7 +21,7 @@ from web.batches import BatchWorker
 from web.bodylimit import BodyLimit, upload_routes
 from web.private import PrivateResponses
 from web.render import install_filters
-from web.routes import account, admin, analyses, batches, demo, quality, review, widget
+from web.routes import account, admin, analyses, batches, demo, health, quality, review, widget
 from web.routes import annotations as annotation_routes
 from web.routes import evaluations as evaluation_routes
 from web.services import Services
@@ -81,7 +81,7 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
     language_names.install(app.state.templates.env)
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
     # quality before review: /review/{analysis_id} would take /review/quality for an item
-    for module in (demo, analyses, annotation_routes, batches, widget, admin, account, quality, review):
+    for module in (health, demo, analyses, annotation_routes, batches, widget, admin, account, quality, review):
         app.include_router(module.router)
     app.include_router(evaluation_routes.router)
     errors.install(app)

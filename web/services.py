@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import secrets
+import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +33,12 @@ from web.settings import LLMSettings, Settings
 from web.sites import Sites
 from web.store import Store
 from web.widget import Widget
+
+
+def new_node_id() -> str:
+    """This process among the nodes sharing one database: host, process id and a random part (a restarted process
+    may get the same id from the system; it must not inherit what its predecessor had claimed)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 def build_backend(llm: LLMSettings, settings: Settings) -> LLMBackend | None:
@@ -87,6 +96,7 @@ class Services:
     forum: Thread | None = None
     cache: SQLiteCache | None = None  # the model answers' cache build() opened
     models: tuple[LLMBackend, ...] = ()  # the model clients build() made (not those a caller passed in)
+    node: str = field(default_factory=new_node_id)  # who claims analyses and batch rows (docs/deploy.md)
 
     @classmethod
     def build(cls, settings: Settings, backends: BackendRouter | None = None) -> Services:

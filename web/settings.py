@@ -124,6 +124,22 @@ class Settings(BaseSettings):
     widget_wait_seconds: float = Field(
         default=3.0, description="How long a widget check waits for analyses before answering with what is ready."
     )
+    workers: int = Field(
+        default=1,
+        ge=1,
+        description="Web server processes `unerase serve` starts (uvicorn workers); they share the database.",
+    )
+    run_jobs: bool = Field(
+        default=True,
+        description="This process runs batch jobs and detached analyses besides serving HTTP; false on web nodes "
+        "of a deployment whose `unerase worker` processes do that work.",
+    )
+    lease_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        description="How long a claimed analysis or batch chunk stays claimed unless its process renews the claim; "
+        "after that another process takes the work over.",
+    )
     host: str = Field(default="127.0.0.1", description="Address `make serve` binds to.")
     port: int = Field(default=8000, description="Port `make serve` listens on.")
 
