@@ -76,7 +76,8 @@ async def test_a_running_analysis_is_found_running_then_stored(detector: Detecto
     assert stored is not None
     seen = await runs.lookup(record.id, stored)
     assert seen is not None and (seen.record.status, seen.record.created_at) == ("running", stored.created_at)
-    assert stored.status == "pending"  # the caller's record is not changed
+    assert stored.status == "running"  # written when the run claimed it: every node sees it running
+    assert seen.record is not stored  # the caller's record is not changed
 
     held.gate.set()
     task = runs.current(record.id).task  # type: ignore[union-attr]

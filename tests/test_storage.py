@@ -59,14 +59,6 @@ def test_an_analysis_is_stored_with_its_rows_and_saving_twice_replaces(store: St
     assert store.analysis("missing") is None
 
 
-def test_unfinished_analyses_go_back_to_pending(store: Store) -> None:
-    store.create_analysis(AnalysisRecord(id="r1", text="x", status="running"))
-    store.create_analysis(AnalysisRecord(id="c1", text="x", status="complete"))
-    assert store.reset_unfinished_analyses() == 1
-    assert store.analysis("r1").status == "pending"  # type: ignore[union-attr]
-    assert store.analysis("c1").status == "complete"  # type: ignore[union-attr]
-
-
 def _rows(job_id: str, count: int) -> Iterator[BatchRow]:
     for line in range(2, count + 2):
         if line == 5:

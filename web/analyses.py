@@ -43,4 +43,4 @@ async def load_record(services: Services, analysis_id: str, sites: bool = False)
 
 
 async def finished_events(runs: Runs, record: AnalysisRecord) -> list[dict[str, object]]:
-    return [event async for event in runs.events_of(record)]
+    return [event async for _, event in runs.events_of(record)]

@@ -51,6 +51,8 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
         worker = BatchWorker(services)
         app.state.batch_worker = worker
         task = asyncio.create_task(worker.run())
+        # leases of the analyses run here, and (run_jobs) the analyses nobody runs any more
+        await services.runs.begin()
         try:
             yield
         finally:

@@ -25,7 +25,12 @@ def iso(moment: datetime) -> str:
 
 
 class AnalysisRecord(SQLModel, table=True):
+    """One analysis. While it runs, one process holds it (`owner`, until `lease_until`, renewed by a heartbeat) and
+    appends its events to `analysis_event` as it produces them; when it is complete the whole stream is in `events`
+    and the claim is cleared (web/runs.py, docs/deploy.md)."""
+
     __tablename__ = "analysis"
+    __table_args__ = (Index("ix_analysis_status_lease", "status", "lease_until"),)
 
     id: str = Field(primary_key=True, max_length=32)
     created_at: datetime = Field(default_factory=utcnow, index=True)
@@ -38,6 +43,22 @@ class AnalysisRecord(SQLModel, table=True):
     events: str = "[]"  # JSON list of {"type": ..., "data": {...}}
     elapsed_ms: float | None = None
     spot_check: bool = Field(default=False, index=True)  # drawn at random for a moderator's spot check
+    owner: str | None = Field(default=None, max_length=80, index=True)  # the node running it (Services.node)
+    lease_until: float | None = None  # epoch seconds; a claim not renewed by then may be taken over
+    detached: bool = False  # runs to the end with nobody listening (respond-async, widget checks)
+
+
+class AnalysisEvent(SQLModel, table=True):
+    """An event of an analysis that is still running, stored as it is produced. `seq` is its position in the stream
+    and its SSE event id on every node; the primary key lets only one process write a position, which fences off a
+    process that lost its claim without knowing. The rows are deleted when the whole stream is stored."""
+
+    __tablename__ = "analysis_event"
+
+    analysis_id: str = Field(primary_key=True, max_length=32)
+    seq: int = Field(primary_key=True)
+    type: str = Field(max_length=32)
+    data: str  # JSON
 
 
 class HitRecord(SQLModel, table=True):

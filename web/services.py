@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import secrets
-import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,22 +20,17 @@ from engine.precedents import ChainedSources, PrecedentSource
 from engine.sense_examples import ExampleSource
 from engine.sense_examples import load_examples as load_sense_examples
 from engine.vocabulary.loader import load_vocabularies
+from web.analysis_log import new_node_id
 from web.db import make_engine
 from web.examples import Example, load_examples
 from web.forum import Thread, load_thread
 from web.precedents import DatabaseExamples, DatabasePrecedents
 from web.ratelimit import RateLimiter
-from web.runs import Runs
+from web.runs import Coordination, Runs
 from web.settings import LLMSettings, Settings
 from web.sites import Sites
 from web.store import Store
 from web.widget import Widget
-
-
-def new_node_id() -> str:
-    """This process among the nodes sharing one database: host, process id and a random part (a restarted process
-    may get the same id from the system; it must not inherit what its predecessor had claimed)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 def build_backend(llm: LLMSettings, settings: Settings) -> LLMBackend | None:
@@ -96,7 +88,6 @@ class Services:
     forum: Thread | None = None
     cache: SQLiteCache | None = None  # the model answers' cache build() opened
     models: tuple[LLMBackend, ...] = ()  # the model clients build() made (not those a caller passed in)
-    node: str = field(default_factory=new_node_id)  # who claims analyses and batch rows (docs/deploy.md)
 
     @classmethod
     def build(cls, settings: Settings, backends: BackendRouter | None = None) -> Services:
@@ -126,10 +117,13 @@ class Services:
         for language in detector.languages:
             analyzer.uses.rules(language)  # read (and checked) now, not on a first request's event loop
         store = Store(database, settings.spot_check_percent)
-        store.reset_unfinished_analyses()
         limiter = RateLimiter(settings.rate_limit_per_minute)
         examples = tuple(e for e in load_examples() if e.lang in detector.languages)
-        runs = Runs(analyzer, store)
+        # several processes may share the database: analyses are claimed in it (web/runs.py, docs/deploy.md)
+        coordination = Coordination(
+            node=new_node_id(), lease_seconds=settings.lease_seconds, run_jobs=settings.run_jobs
+        )
+        runs = Runs(analyzer, store, coordination=coordination)
         services = cls(settings, detector, analyzer, store, runs, limiter, examples)
         services.forum = load_thread()
         services.sites = Sites(store)
@@ -151,6 +145,11 @@ class Services:
             if isinstance(source, ExampleSource):
                 source.close()
         await asyncio.to_thread(self.store.engine.dispose)
+
+    @property
+    def node(self) -> str:
+        """This process's id among the processes sharing the database: the owner of what it claims."""
+        return self.runs.node
 
     def status_line(self) -> dict[str, Any]:
         """What the pages say is active: mode, vocabularies, model."""

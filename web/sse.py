@@ -1,4 +1,5 @@
-"""Server-Sent Events: one SSE message per stored event, numbered so a reconnect can resume."""
+"""Server-Sent Events: one SSE message per stored event, with its position in the stream as its id, so a reconnect
+resumes (web/runs.py numbers the events the same way on every node)."""
 
 from __future__ import annotations
 
@@ -18,16 +19,6 @@ def last_event_id(request: Request) -> int:
         return int(request.headers.get("last-event-id", "-1"))
     except ValueError:
         return -1
-
-
-async def numbered(
-    events: AsyncIterator[StoredEvent], skip_through: int = -1
-) -> AsyncIterator[tuple[int, StoredEvent]]:
-    number = -1
-    async for event in events:
-        number += 1
-        if number > skip_through:
-            yield number, event
 
 
 def json_message(number: int, event: StoredEvent) -> ServerSentEvent:

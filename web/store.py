@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from engine.result import StoredEvent, fold
 from web.models import (
+    AnalysisEvent,
     AnalysisRecord,
     BatchJob,
     BatchRow,
@@ -30,6 +31,7 @@ from web.models import (
     WidgetResult,
     utcnow,
 )
+from web.signals import analysis_signal, send
 
 
 @dataclass(frozen=True)
@@ -130,14 +132,19 @@ class Store:
                 connection.execute(
                     update(analyses).where(analyses.c.id == bindparam("analysis_key")).values(keys), updated
                 )
+            replaced = [{"analysis_key": row["analysis_key"]} for row in updated]
             for model, rows in children.items():
                 table = model.__table__  # type: ignore[attr-defined]
                 if updated:
                     # a result saved again (a rerun) replaces its rows
-                    replaced = [{"analysis_key": row["analysis_key"]} for row in updated]
                     connection.execute(delete(table).where(table.c.analysis_id == bindparam("analysis_key")), replaced)
                 if rows:
                     connection.execute(table.insert(), rows)
+            if updated:
+                # the stream is whole in the analysis row now: the events stored one by one while it ran go
+                events = AnalysisEvent.__table__  # type: ignore[attr-defined]
+                connection.execute(delete(events).where(events.c.analysis_id == bindparam("analysis_key")), replaced)
+                send(connection, *(analysis_signal(row["analysis_key"]) for row in updated))
 
     def _result_values(self, item: Finished, children: dict[type, list[dict[str, Any]]]) -> dict[str, Any]:
         """The analysis row's result columns; its hit, verdict and decision rows are added to `children`."""
@@ -190,16 +197,10 @@ class Store:
             "events": orjson.dumps(item.events).decode(),  # the standard encoder took several times longer
             "language": result["language"],
             "elapsed_ms": result.get("elapsed_ms"),
+            # finished: nobody holds it any more (web/analysis_log.py)
+            "owner": None,
+            "lease_until": None,
         }
-
-    def reset_unfinished_analyses(self) -> int:
-        """After a restart nothing is running: unfinished analyses go back to pending (they rerun on request)."""
-        with self._session() as session:
-            result = session.execute(
-                update(AnalysisRecord).where(col(AnalysisRecord.status) == "running").values(status="pending")
-            )
-            session.commit()
-            return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
     # -- the widget's posts ---------------------------------------------------------------
     def widget_analyses(self, keys: Iterable[str]) -> dict[str, str]:

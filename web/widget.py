@@ -9,7 +9,6 @@ finished by then is reported as running and streams into the panel when a reader
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
@@ -117,9 +116,11 @@ class Widget:
         new: dict[str, AnalysisRecord] = {}
         for key, post, language in zip(keys, posts, languages, strict=True):
             if key not in known and key not in new:
-                new[key] = AnalysisRecord(
+                record = AnalysisRecord(
                     id=uuid.uuid4().hex, text=post.text, requested_language=language, mode=site.mode, source="widget"
                 )
+                # stored claimed by this process (or queued for the workers): it runs in the background
+                new[key] = self.runs.prepare(record) if site.store else record
         taken: set[str] = set()
         if site.store:
             taken = await run_in_threadpool(self.store.add_widget_analyses, site.key, list(new.items()))
@@ -135,30 +136,24 @@ class Widget:
                 # no-store sites: a request that checked the same post while this one waited started it first
                 known[key] = self._memory_keys[key]
                 del new[key]
-        runs = []
+        if site.store:
+            await self.runs.launch(list(new.values()), scope)
         for key, record in new.items():
             known[key] = record.id
-            if not site.store:
-                self._memory_keys[key] = record.id
-                self._memory_sites[record.id] = site.key
-                while len(self._memory_keys) > 50_000:
-                    self._memory_keys.popitem(last=False)
-                while len(self._memory_sites) > 50_000:
-                    self._memory_sites.popitem(last=False)
-            runs.append(
-                self.runs.start(
-                    record.id,
-                    record.text,
-                    record.requested_language,
-                    site.mode,
-                    detached=True,
-                    persist=site.store,
-                    scope=scope,
-                ).task
+            if site.store:
+                continue
+            self._memory_keys[key] = record.id
+            self._memory_sites[record.id] = site.key
+            while len(self._memory_keys) > 50_000:
+                self._memory_keys.popitem(last=False)
+            while len(self._memory_sites) > 50_000:
+                self._memory_sites.popitem(last=False)
+            # kept in this process's memory only, so run here whatever the process's role
+            self.runs.start(
+                record.id, record.text, record.requested_language, site.mode, detached=True, persist=False, scope=scope
             )
-        pending = [task for task in runs if task is not None]
-        if pending:
-            await asyncio.wait(pending, timeout=self.wait)
+        if new:
+            await self.runs.settle([record.id for record in new.values()], self.wait)
         decided = await run_in_threadpool(self.store.latest_decisions, known.values()) if site.store else {}
         answers = []
         for key, post in zip(keys, posts, strict=True):

@@ -22,7 +22,7 @@ from web.bodies import JsonBody
 from web.deps import RateLimit, ServicesDep
 from web.errors import PROBLEM_RESPONSES, NotFound
 from web.results import DocumentResponse, analysis_document, links
-from web.sse import json_message, last_event_id, numbered, respond
+from web.sse import json_message, last_event_id, respond
 from web.store import Finished
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
@@ -64,13 +64,15 @@ async def create_analysis(
         await services.runs.writer.save(Finished(record.id, events, new=record))
         record.status = "complete"
         return DocumentResponse(analysis_document(record, events), status_code=201, headers=location)
+    streamed = "text/event-stream" in accept
+    # claimed by this process as it is stored (or, for background work on a web node, queued for the workers)
+    record = services.runs.prepare(record, detached=not streamed)
     await run_in_threadpool(services.store.create_analysis, record)
-    if "text/event-stream" in accept:
-        stream = numbered(services.runs.events_of(record))
-        response = respond(stream, lambda n, e: [json_message(n, e)])
+    await services.runs.launch([record])
+    if streamed:
+        response = respond(services.runs.events_of(record), lambda n, e: [json_message(n, e)])
         response.headers.update(location)
         return response
-    services.runs.start(record.id, record.text, record.requested_language, record.mode, detached=True)
     body_202 = {"id": record.id, "status": "pending", "links": links(record.id)}
     return JSONResponse(body_202, status_code=202, headers=location)
 
@@ -90,8 +92,9 @@ async def get_analysis(analysis_id: str, services: ServicesDep) -> JSONResponse:
 async def analysis_events(analysis_id: str, request: Request, services: ServicesDep) -> Response:
     """Replays a finished analysis, or follows (and if needed starts) a running one.
 
-    Events carry increasing ids; a reconnecting client sending Last-Event-ID gets only later ones.
+    Events carry their position in the stream as their id, the same on every node; a reconnecting client sending
+    Last-Event-ID gets only later ones, wherever it reconnects.
     """
     record = await load_record(services, analysis_id)
-    events = numbered(services.runs.events_of(record), last_event_id(request))
+    events = services.runs.events_of(record, after=last_event_id(request))
     return respond(events, lambda n, e: [json_message(n, e)])

@@ -14,7 +14,7 @@ from web.deps import RateLimit, ServicesDep, TemplatesDep
 from web.render import HTMLStream, segments
 from web.services import Services
 from web.sites import DEMO_SITE
-from web.sse import last_event_id, numbered, respond
+from web.sse import last_event_id, respond
 
 router = APIRouter(include_in_schema=False)
 
@@ -111,7 +111,7 @@ async def stream(request: Request, analysis_id: str, services: ServicesDep, temp
     render = HTMLStream(templates.env, record.text)
     resume = last_event_id(request)
     # a reconnect replays from the start into the renderer (it needs every hit) but sends only new messages
-    events = numbered(services.runs.events_of(record))
+    events = services.runs.events_of(record)
 
     async def after_resume() -> Any:
         async for number, event in events:

@@ -22,7 +22,7 @@ from web.ratelimit import client_address
 from web.services import Services
 from web.shown import as_site_shows
 from web.sites import UnknownSite
-from web.sse import json_message, last_event_id, numbered, respond
+from web.sse import json_message, last_event_id, respond
 from web.widget import MAX_POSTS, Post
 
 router = APIRouter(tags=["widget"])
@@ -155,7 +155,7 @@ async def events(analysis_id: str, site: SiteDep, request: Request, services: Se
     found = await services.runs.lookup(analysis_id)
     if found is None:
         raise NotFound(f"no analysis has the id '{analysis_id}'")
-    stream = numbered(services.runs.events_of(found.record), last_event_id(request))
+    stream = services.runs.events_of(found.record, after=last_event_id(request))
     return cors(respond(stream, lambda n, e: [json_message(n, as_site_shows(site, e))]), request)
 
 
