@@ -16,15 +16,17 @@ Leases are wall-clock epoch seconds written by one machine and read by another, 
 (NTP) to well within `lease_seconds`: a clock that runs ahead by s seconds sees leases end s seconds early.
 
 Why two claimers never get the same row:
-- PostgreSQL: `UPDATE … WHERE id IN (SELECT id … ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED) RETURNING …`. The
-  subquery locks the rows it picks and passes over those another transaction holds; a row that a concurrent claim
-  changed and committed is checked again in its new version, so a live lease is never taken.
+- PostgreSQL: `WITH picked AS MATERIALIZED (SELECT id … ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED) UPDATE … WHERE
+  id IN (SELECT id FROM picked) RETURNING …`. The selection locks the rows it picks and passes over those another
+  transaction holds; a row that a concurrent claim changed and committed is checked again in its new version, so
+  a live lease is never taken.
 - SQLite has no FOR UPDATE (SQLAlchemy leaves it out there) and needs none: the database lets one writer in at a
   time, and the claim is the first statement of its transaction, so it takes the write lock before it reads and
   its conditions are evaluated under that lock. The same conditional UPDATE is enough.
 
 The claim walks the index `ix_batch_row_job_status_id` (job, status, id) in id order; rows under a live lease are
-skipped as it goes, at most the chunks other workers hold.
+skipped as it goes, at most the chunks other workers hold (`_pending_in_index_order` says why it is written the
+way it is).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam, exists, func, or_, select, update
+from sqlalchemy import Table, and_, bindparam, exists, func, literal, or_, select, tuple_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import FromClause
@@ -62,6 +64,21 @@ def _free(rows: FromClause, now: float) -> ColumnElement[bool]:
     return or_(rows.c.lease_until.is_(None), rows.c.lease_until < now)
 
 
+def _pending_in_index_order(job_id: str) -> ColumnElement[bool]:
+    """The job's pending rows, said so that only ix_batch_row_job_status_id (job, status, id) can serve them in order.
+
+    Written as `job_id = :job AND status = 'pending' ORDER BY id`, PostgreSQL takes the job and status for constants,
+    sees that the primary key gives id order too, and (job ids being random, the index looks scattered over the
+    table) prefers to walk the primary key from the table's first row, filtering: every older job's rows are read
+    before the first row of this one (measured: 160,000 rows read, 28 ms, to claim 32 rows behind four finished
+    jobs; through the index: 32 rows, 0.06 ms). The same condition as two row comparisons is an index range the
+    primary key cannot serve, and ORDER BY (job, status, id) is that index's order. Do not "simplify" it."""
+    return and_(
+        tuple_(ROWS.c.job_id, ROWS.c.status, ROWS.c.id) >= tuple_(literal(job_id), literal("pending"), literal(0)),
+        tuple_(ROWS.c.job_id, ROWS.c.status) <= tuple_(literal(job_id), literal("pending")),
+    )
+
+
 def _pending_rows_of(job_id: str) -> ColumnElement[bool]:
     return exists().where(ROWS.c.job_id == job_id, ROWS.c.status == "pending")
 
@@ -79,17 +96,20 @@ class BatchClaims:
     ) -> list[BatchRow]:
         """Up to `limit` pending rows of the job that nobody holds, lowest ids first, now held by `owner`."""
         now = time.time() if now is None else now
-        candidate = ROWS.alias("candidate")  # a name of its own, so the subquery never correlates with the UPDATE
-        free = (
-            select(candidate.c.id)
-            .where(candidate.c.job_id == job_id, candidate.c.status == "pending", _free(candidate, now))
-            .order_by(candidate.c.id)
+        # Picked once, in a materialized CTE: PostgreSQL may run a plain `IN (subquery)` again for each row the
+        # UPDATE visits, and each run passes over the rows the earlier runs locked, so LIMIT would not hold.
+        picked = (
+            select(ROWS.c.id)
+            .where(_pending_in_index_order(job_id), _free(ROWS, now))
+            .order_by(ROWS.c.job_id, ROWS.c.status, ROWS.c.id)
             .limit(limit)
             .with_for_update(skip_locked=True)
+            .cte("picked")
+            .prefix_with("MATERIALIZED")
         )
         statement = (
             update(ROWS)
-            .where(ROWS.c.id.in_(free), ROWS.c.status == "pending")
+            .where(ROWS.c.id.in_(select(picked.c.id)))  # locked by the CTE: nobody changes them meanwhile
             .values(claimed_by=owner, lease_until=now + lease_seconds)
             .returning(*ROWS.c)
         )
@@ -106,15 +126,21 @@ class BatchClaims:
         if not row_ids:
             return 0
         now = time.time() if now is None else now
-        mine = ROWS.alias("mine")
         held = (
-            select(mine.c.id)
-            .where(mine.c.id.in_(sorted(row_ids)), mine.c.claimed_by == owner, mine.c.status == "pending")
+            select(ROWS.c.id)
+            .where(ROWS.c.id.in_(sorted(row_ids)), ROWS.c.claimed_by == owner, ROWS.c.status == "pending")
             .with_for_update(skip_locked=True)
+            .cte("held")
+            .prefix_with("MATERIALIZED")
         )
-        statement = update(ROWS).where(ROWS.c.id.in_(held)).values(lease_until=now + lease_seconds)
+        statement = (
+            update(ROWS)
+            .where(ROWS.c.id.in_(select(held.c.id)))
+            .values(lease_until=now + lease_seconds)
+            .returning(ROWS.c.id)  # counted from what it returns: sqlite3 gives no rowcount for WITH … UPDATE
+        )
         with self.engine.begin() as connection:
-            return int(connection.execute(statement).rowcount or 0)
+            return len(connection.execute(statement).all())
 
     def release(self, owner: str, row_ids: Collection[int]) -> int:
         """Gives back rows `owner` holds but will not write (it is stopping), so others take them at once."""
