@@ -51,6 +51,7 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
         # routes set it when they queue a batch job; without run_jobs nobody here waits on it (workers poll)
         app.state.batch_wake = asyncio.Event()
         background = Background(job_loops(services, app.state.batch_wake) if settings.run_jobs else [])
+        app.state.background = background
         background.start()
         try:
             yield

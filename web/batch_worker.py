@@ -45,7 +45,7 @@ class BatchWorker:
         self.claims = BatchClaims(services.store.engine)
         self.wake = wake if wake is not None else asyncio.Event()
         self.lease_seconds = services.settings.lease_seconds
-        self.chunk = max(1, services.settings.batch_concurrency) * CHUNK_ROUNDS
+        self.chunk = services.settings.batch_concurrency * CHUNK_ROUNDS
         self._stopping = asyncio.Event()
         self._held: set[int] = set()  # claimed rows not yet written: what the renewal keeps
         self._counting: str | None = None  # the job whose statistics this worker is computing
@@ -82,7 +82,7 @@ class BatchWorker:
         if job is None or job.status == "complete":
             return
         await run_in_threadpool(self.claims.start, job_id)
-        slots = asyncio.Semaphore(max(1, self.services.settings.batch_concurrency))
+        slots = asyncio.Semaphore(self.services.settings.batch_concurrency)
         while not self._stopping.is_set():
             rows = await run_in_threadpool(self.claims.claim, job_id, self.owner, self.chunk, self.lease_seconds)
             if not rows:
@@ -108,7 +108,7 @@ class BatchWorker:
             unstarted = ids - {result.row_id for result in results}
             if unstarted:
                 await run_in_threadpool(self.claims.release, self.owner, unstarted)
-        except asyncio.CancelledError:
+        except BaseException:  # cancelled (stopping) or failed: give the rows back rather than let leases lapse
             await run_in_threadpool(self.claims.release, self.owner, ids)  # written rows are not pending: untouched
             raise
         finally:
@@ -123,7 +123,7 @@ class BatchWorker:
             stats = await run_in_threadpool(statistics, self.services.store, job.id)
             if await run_in_threadpool(claims.complete, job.id, self.owner, stats):
                 log.info("batch %s complete: %s rows", job.id, job.total_rows)
-        except asyncio.CancelledError:
+        except BaseException:
             await run_in_threadpool(claims.release_completion, job.id, self.owner)
             raise
         finally:

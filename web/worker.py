@@ -48,25 +48,31 @@ class Background:
     def __init__(self, loops: Sequence[BackgroundLoop]) -> None:
         self.loops = list(loops)
         self.tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
 
     def start(self) -> None:
         self.tasks = [asyncio.create_task(loop.run(), name=type(loop).__name__) for loop in self.loops]
+        for task in self.tasks:
+            task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A loop that ends before it is stopped is logged at once (in the web app nobody else would notice)."""
+        if task.cancelled() or self._stopping:
+            return
+        if task.exception() is None:
+            log.error("background loop %s ended by itself", task.get_name())
+        else:
+            log.error("background loop %s failed", task.get_name(), exc_info=task.exception())
 
     async def until(self, stop: asyncio.Event) -> bool:
-        """Waits for `stop`, or for a loop to end on its own (it failed, or ended when it should not have); returns
-        whether that happened."""
+        """Waits for `stop`, or for a loop to end on its own; returns whether a loop ended on its own."""
         stopped = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([stopped, *self.tasks], return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
-        failed = [task for task in done if task is not stopped]
-        for task in failed:
-            if task.cancelled() or task.exception() is None:
-                log.error("background loop %s ended by itself", task.get_name())
-            else:
-                log.error("background loop %s failed", task.get_name(), exc_info=task.exception())
-        return bool(failed)
+        return any(task is not stopped for task in done)
 
     async def stop(self) -> None:
+        self._stopping = True
         for loop in self.loops:
             loop.stop()
         if not self.tasks:
