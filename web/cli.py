@@ -369,11 +369,11 @@ def build_full_parser() -> argparse.ArgumentParser:
     _site_options(update, adding=False)
     update.set_defaults(func=cmd_site_update)
     _add_user_commands(commands)
-    worker = commands.add_parser(
-        "worker",
-        help="run batch jobs without serving HTTP, sharing them with every other process on the same database "
-        "(docs/deploy.md); stops on SIGTERM or SIGINT",
+    about = (
+        "run batch jobs without serving HTTP, sharing them with every other process on the same database "
+        "(docs/deploy.md); stops on SIGTERM or SIGINT"
     )
+    worker = commands.add_parser("worker", help=about, description=about)
     worker.set_defaults(func=cmd_worker)
     _add_evaluation_options(commands)
     _add_precedent_commands(commands)
