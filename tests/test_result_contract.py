@@ -19,6 +19,7 @@ from engine.batch import RESULT_COLUMNS, result_row
 from engine.cli import main
 from engine.events import AnalysisStarted, Decision, Done
 from engine.result import fold, language_of, record, stored
+from web.batch_claims import BatchClaims, RowResult
 from web.batches import exported, statistics
 from web.db import make_engine
 from web.models import BatchJob, BatchRow
@@ -152,9 +153,14 @@ def test_a_web_batch_stored_before_the_rename_is_counted_and_exported_by_its_lan
     store.create_job(BatchJob(id="j1", filename="posts.jsonl", format="jsonl"), rows)
     old = {"id": "r1", "lang": "de", "hits": [], "decision": {"label": "not_flagged", "categories": []}}
     new = record(fold([AnalysisStarted("a2", "nl", False, 1.0, "vocabulary-only", "v1", "p1", ())]), "r2")
-    pending = store.pending_rows("j1", 0, 10)
-    store.save_rows(
-        [(row.id, "done", None, json.dumps(result), None) for row, result in zip(pending, (old, new), strict=True)]
+    claims = BatchClaims(engine)
+    pending = claims.claim("j1", "node", 10, lease_seconds=60)
+    claims.save(
+        "node",
+        [
+            RowResult(row.id or 0, "done", None, json.dumps(result))
+            for row, result in zip(pending, (old, new), strict=True)
+        ],
     )
     assert dict(statistics(store, "j1")["languages"]) == {"de": 1, "nl": 1}
     assert [result_row(exported(row))[RESULT_COLUMNS.index("lang")] for row in store.iter_rows("j1")] == ["de", "nl"]

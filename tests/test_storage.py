@@ -14,6 +14,7 @@ from sqlalchemy import make_url, text
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session, select
 
+from web.batch_claims import BatchClaims, RowResult
 from web.db import make_engine
 from web.models import AnalysisRecord, BatchJob, BatchRow, DecisionRecord, HitRecord, VerdictRecord
 from web.store import Store
@@ -71,16 +72,17 @@ def test_batch_rows_are_written_once_and_counted(store: Store) -> None:
     total = store.create_job(BatchJob(id="j1", filename="f.csv", format="csv"), _rows("j1", 2_500), chunk=1_000)
     assert total == 2_500 and store.job("j1").total_rows == 2_500  # type: ignore[union-attr]
     assert store.unfinished_jobs() == ["j1"]
-    first = store.pending_rows("j1", 0, 10)
+    claims = BatchClaims(store.engine)
+    first = claims.claim("j1", "node-a", 10, lease_seconds=60)
     assert [r.line for r in first] == [2, 3, 4, 6, 7, 8, 9, 10, 11, 12]  # line 5 is an error row
-    store.save_rows([(r.id, "done", "flagged", '{"n": 1}', None) for r in first])  # type: ignore[misc]
-    store.save_rows([(first[0].id, "done", "not_flagged", '{"n": 2}', None)])  # type: ignore[list-item]
+    assert claims.save("node-a", [RowResult(r.id or 0, "done", "flagged", '{"n": 1}') for r in first]) == 10
+    assert claims.save("node-a", [RowResult(first[0].id or 0, "done", "not_flagged", '{"n": 2}')]) == 0
     progress = store.progress("j1")
     assert progress is not None and (progress.done, progress.errors, progress.processed) == (10, 1, 11)
     rows = list(store.iter_rows("j1", chunk=700))
     assert len(rows) == 2_500 and [r.line for r in rows[:4]] == [2, 3, 4, 5]
     assert rows[0].result == '{"n": 1}' and rows[0].label == "flagged"  # the second write was refused
-    after = store.pending_rows("j1", first[-1].id or 0, 5)
+    after = claims.claim("j1", "node-b", 5, lease_seconds=60)
     assert [r.line for r in after] == [13, 14, 15, 16, 17]
     assert [(r.line, r.error) for r in store.row_errors("j1")] == [(5, "empty text")]
     store.set_job_status("j1", "complete", {"terms": []})

@@ -17,7 +17,6 @@ from engine.analysis import BackendRouter
 from engine.paths import PROJECT_ROOT
 from web import errors, evaluation_report, i18n, language_names, review_words
 from web.auth import current_session
-from web.batches import BatchWorker
 from web.bodylimit import BodyLimit, upload_routes
 from web.private import PrivateResponses
 from web.render import install_filters
@@ -26,6 +25,7 @@ from web.routes import annotations as annotation_routes
 from web.routes import evaluations as evaluation_routes
 from web.services import Services
 from web.settings import Settings, get_settings
+from web.worker import Background, job_loops
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -48,16 +48,17 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = await run_in_threadpool(Services.build, settings, backends)
         app.state.services = services
-        worker = BatchWorker(services)
-        app.state.batch_worker = worker
-        task = asyncio.create_task(worker.run())
+        # routes set it when they queue a batch job; without run_jobs nobody here waits on it (workers poll)
+        app.state.batch_wake = asyncio.Event()
+        background = Background(job_loops(services, app.state.batch_wake) if settings.run_jobs else [])
+        app.state.background = background
+        background.start()
         # leases of the analyses run here, and (run_jobs) the analyses nobody runs any more
         await services.runs.begin()
         try:
             yield
         finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await background.stop()
             await services.runs.shutdown()
             await services.aclose()
 

@@ -1,41 +1,33 @@
 """Batch jobs: records stored first, analysed in the background, counted at the end.
 
-Restart safety comes from the database: a job's rows are committed together with the job, each
-row's result is written once (only while the row is still pending), and a worker that starts
-takes up every unfinished job where it stopped. Rows analysed but not yet written when the
-process died are analysed again; none is written twice and none is lost.
+Restart safety comes from the database: a job's rows are committed together with the job, and every process
+that runs jobs shares them by claiming chunks of rows with leases (web/batch_worker.py, web/batch_claims.py).
+A row's result is written once, only by the worker holding it; rows a dead worker held are claimed again when
+its lease runs out. None is written twice and none is lost.
 
-One worker per data directory processes jobs (a lock file decides which process, so two uvicorn
-workers never analyse the same rows); if that process exits, another takes over.
+This module has what the routes need: uploads, progress, statistics, exports and the report's records.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
 import json
-import logging
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from fastapi import UploadFile
 from starlette.concurrency import run_in_threadpool
 
 from engine.batch import BatchLimits, BatchTooLarge, Format, Record, RowError, read_records
-from engine.batch_language import analyse_record, noted
 from engine.errors import UneraseError
-from engine.result import language_of, summary
+from engine.result import language_of
 from web.models import BatchJob, BatchRow
 from web.services import Services
 from web.store import Progress, Store
 
-log = logging.getLogger("unerase.batches")
-CHUNK = 200
-LOCK_RETRY_SECONDS = 5.0
 PROGRESS_SECONDS = 0.5  # how often a progress stream reads the job's counts
 UPLOAD_CHUNK = 1 << 20
 
@@ -278,66 +270,3 @@ def report_records(store: Store, job_id: str, chosen: RecordFilter, limit: int) 
             )
         )
     return shown, total
-
-
-class BatchWorker:
-    def __init__(self, services: Services) -> None:
-        self.services = services
-        self.wake = asyncio.Event()
-        self._lock: IO[str] | None = None
-
-    def _take_lock(self) -> bool:
-        path = self.services.settings.data_dir / "batch-worker.lock"
-        handle = path.open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            return False
-        self._lock = handle  # held for the life of the process; the OS releases it if we die
-        return True
-
-    async def run(self) -> None:
-        try:
-            while not self._take_lock():
-                await asyncio.sleep(LOCK_RETRY_SECONDS)
-            while True:
-                self.wake.clear()
-                for job_id in await run_in_threadpool(self.services.store.unfinished_jobs):
-                    await self.process(job_id)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), LOCK_RETRY_SECONDS)
-        finally:
-            if self._lock is not None:
-                self._lock.close()
-
-    async def process(self, job_id: str) -> None:
-        store = self.services.store
-        job = await run_in_threadpool(store.job, job_id)
-        if job is None:
-            return
-        await run_in_threadpool(store.set_job_status, job_id, "running")
-        slots = asyncio.Semaphore(self.services.settings.batch_concurrency)
-        after = 0
-        while rows := await run_in_threadpool(store.pending_rows, job_id, after, CHUNK):
-            results = await asyncio.gather(
-                *(self._analyse(row, job.mode, job.fallback_language, slots) for row in rows)
-            )
-            await run_in_threadpool(store.save_rows, results)
-            after = rows[-1].id or after
-        stats = await run_in_threadpool(statistics, store, job_id)
-        await run_in_threadpool(store.set_job_status, job_id, "complete", stats)
-        log.info("batch %s complete: %s rows", job_id, job.total_rows)
-
-    async def _analyse(
-        self, row: BatchRow, mode: str, fallback: str | None, slots: asyncio.Semaphore
-    ) -> tuple[int, str, str | None, str | None, str | None]:
-        assert row.id is not None
-        async with slots:
-            try:
-                events, assumed = await analyse_record(self.services.analyzer, row.text, row.language, mode, fallback)
-            except UneraseError as exc:
-                return row.id, "error", None, None, exc.message
-        result = noted(summary(events, row.record_id), assumed)
-        label = (result.get("decision") or {}).get("label")
-        return row.id, "done", label, json.dumps(result, ensure_ascii=False), None

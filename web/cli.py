@@ -16,6 +16,7 @@ unerase precedents import FILE --site KEY [--vocab PATH] --text-column C --term-
                           [--lang-column C] [--lang xx] [--moderator NAME] [--json]
 unerase analyze ... --site KEY / unerase detect ... --site KEY: with that site's term rules (and, for analyze,
                           its moderators' precedents and the labelled examples), as the web app does for the site
+unerase worker            batch jobs (and, later, other background work) without serving HTTP, until SIGTERM/SIGINT
 """
 
 from __future__ import annotations
@@ -346,6 +347,12 @@ def _add_precedent_commands(commands: argparse._SubParsersAction[argparse.Argume
     imp.set_defaults(func=cmd_precedents_import)
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    from web.worker import main as run_worker  # loads the vocabularies and models: only for this command
+
+    return run_worker(get_settings())
+
+
 def build_full_parser() -> argparse.ArgumentParser:
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -362,6 +369,12 @@ def build_full_parser() -> argparse.ArgumentParser:
     _site_options(update, adding=False)
     update.set_defaults(func=cmd_site_update)
     _add_user_commands(commands)
+    about = (
+        "run batch jobs without serving HTTP, sharing them with every other process on the same database "
+        "(docs/deploy.md); stops on SIGTERM or SIGINT"
+    )
+    worker = commands.add_parser("worker", help=about, description=about)
+    worker.set_defaults(func=cmd_worker)
     _add_evaluation_options(commands)
     _add_precedent_commands(commands)
     _add_site_option(commands)

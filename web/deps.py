@@ -33,9 +33,9 @@ async def get_templates(request: Request) -> Jinja2Templates:
 
 
 async def get_batch_wake(request: Request) -> asyncio.Event:
-    """Set it when a job is queued: the app's batch worker (web.batches.BatchWorker) starts on it at once instead
-    of at its next look."""
-    wake: asyncio.Event = request.app.state.batch_worker.wake
+    """Set it when a job is queued: this process's batch worker (web.batch_worker), if it runs one, starts on it at
+    once instead of at its next look."""
+    wake: asyncio.Event = request.app.state.batch_wake
     return wake
 
 

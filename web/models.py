@@ -117,6 +117,9 @@ class BatchJob(SQLModel, table=True):
     language: str | None = Field(default=None, max_length=16)  # of records that give none; None: detected
     # records whose language cannot be detected (short titles) are analysed in this one; None: they fail
     fallback_language: str | None = Field(default=None, max_length=16)
+    # the node computing the statistics once no row is pending, and until when (web/batch_claims.py)
+    claimed_by: str | None = Field(default=None, max_length=128)
+    lease_until: float | None = None  # epoch seconds (nodes' clocks are NTP-synced: docs/deploy.md)
 
 
 class BatchRow(SQLModel, table=True):
@@ -133,6 +136,9 @@ class BatchRow(SQLModel, table=True):
     label: str | None = Field(default=None, max_length=16)
     result: str | None = None  # JSON summary of the analysis
     error: str | None = None
+    # the node (Services.node) that claimed the row, kept once written: who analysed it (web/batch_claims.py)
+    claimed_by: str | None = Field(default=None, max_length=128)
+    lease_until: float | None = None  # epoch seconds; a pending row whose lease has passed may be claimed again
 
 
 class Site(SQLModel, table=True):

@@ -86,7 +86,9 @@ class Settings(BaseSettings):
         description="Largest request body accepted (JSON, forms), in bytes; file uploads have max_upload_bytes.",
     )
     max_batch_rows: int = Field(default=200_000, description="Most records one batch may hold.")
-    batch_concurrency: int = Field(default=4, description="Records of batch jobs analysed at once.")
+    batch_concurrency: int = Field(
+        default=4, ge=1, description="Records of batch jobs analysed at once, per process that runs jobs."
+    )
     batch_fallback_language: str = Field(
         default="en",
         description="Language a batch record is analysed in when neither it nor its job gives one and detection "

@@ -292,34 +292,6 @@ class Store:
             )
             return list(rows)
 
-    def pending_rows(self, job_id: str, after_id: int, limit: int) -> list[BatchRow]:
-        with self._session() as session:
-            rows = session.exec(
-                select(BatchRow)
-                .where(BatchRow.job_id == job_id, BatchRow.status == "pending", col(BatchRow.id) > after_id)
-                .order_by(col(BatchRow.id))
-                .limit(limit)
-            )
-            return list(rows)
-
-    def save_rows(self, results: Sequence[tuple[int, str, str | None, str | None, str | None]]) -> None:
-        """(row id, status, label, result JSON, error); a row is written once, only while still pending."""
-        if not results:
-            return
-        table = BatchRow.__table__  # type: ignore[attr-defined]
-        statement = (
-            update(table)
-            .where(table.c.id == bindparam("row_id"), table.c.status == "pending")
-            .values(status=bindparam("new_status"), label=bindparam("new_label"),
-                    result=bindparam("new_result"), error=bindparam("new_error"))
-        )  # fmt: skip
-        rows = [
-            {"row_id": i, "new_status": s, "new_label": label, "new_result": r, "new_error": e}
-            for i, s, label, r, e in results
-        ]
-        with self.engine.begin() as connection:
-            connection.execute(statement, rows)  # one executemany
-
     def set_job_status(self, job_id: str, status: str, stats: dict[str, Any] | None = None) -> None:
         with self._session() as session:
             values: dict[str, Any] = {"status": status}
@@ -363,20 +335,28 @@ class Store:
             last = rows[-1].id or last
 
     def retry_rows(self, job_id: str, language: str) -> int:
-        """Failed rows that have a text go back to pending in `language`, and the job back to queued, in one
-        transaction (the worker then analyses them and counts the job afresh). Returns how many rows."""
+        """Failed rows that have a text go back to pending in `language`, unclaimed, and the job back to queued, in
+        one transaction (any worker then claims them and counts the job afresh). Returns how many rows."""
         table = BatchRow.__table__  # type: ignore[attr-defined]
         with self.engine.begin() as connection:
             count = connection.execute(
                 update(table)
                 .where(table.c.job_id == job_id, table.c.status == "error", table.c.text != "")
-                .values(status="pending", language=language, error=None, label=None, result=None)
+                .values(
+                    status="pending",
+                    language=language,
+                    error=None,
+                    label=None,
+                    result=None,
+                    claimed_by=None,
+                    lease_until=None,
+                )
             ).rowcount
             if count:
                 connection.execute(
                     update(BatchJob.__table__)  # type: ignore[attr-defined]
                     .where(BatchJob.__table__.c.id == job_id)  # type: ignore[attr-defined]
-                    .values(status="queued", stats=None, finished_at=None)
+                    .values(status="queued", stats=None, finished_at=None, claimed_by=None, lease_until=None)
                 )
         return int(count or 0)
 
