@@ -401,7 +401,7 @@ class Runs:
         run.unsaved = []
         events = [*run.events, *rest]
         if run.persist:
-            await self.writer.save(Finished(run.analysis_id, events))
+            await self.writer.save(Finished(run.analysis_id, events, owner=self.node))
         else:
             self.memory[run.analysis_id] = (record.model_copy(update={"status": "complete"}), events)
             while len(self.memory) > MEMORY_ANALYSES:

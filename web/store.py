@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 from starlette.concurrency import run_in_threadpool
 
 from engine.result import StoredEvent, fold
+from web.analysis_log import LostClaim
 from web.models import (
     AnalysisEvent,
     AnalysisRecord,
@@ -67,6 +68,8 @@ class Finished:
     analysis_id: str
     events: Sequence[StoredEvent]
     new: AnalysisRecord | None = None
+    # the process that claimed it: stored only while that process still holds it (web/analysis_log.py)
+    owner: str | None = None
 
 
 class Store:
@@ -114,24 +117,35 @@ class Store:
         """
         fresh: list[dict[str, Any]] = []
         updated: list[dict[str, Any]] = []
+        fenced: list[dict[str, Any]] = []  # stored only if their owner still holds them
         children: dict[type, list[dict[str, Any]]] = {HitRecord: [], VerdictRecord: [], DecisionRecord: []}
         for item in items:
             result = self._result_values(item, children)
             if item.new is not None:
                 fresh.append({**item.new.model_dump(), **result})
             else:
-                updated.append({"analysis_key": item.analysis_id, **{f"new_{k}": v for k, v in result.items()}})
+                values = {"analysis_key": item.analysis_id, **{f"new_{k}": v for k, v in result.items()}}
+                (fenced if item.owner is not None else updated).append({**values, "expected_owner": item.owner})
         analyses = AnalysisRecord.__table__  # type: ignore[attr-defined]
         with self.engine.begin() as connection:
             if fresh:
                 connection.execute(analyses.insert(), fresh)
-            if updated:
+            for group in (updated, fenced):
+                if not group:
+                    continue
                 keys: dict[str, Any] = {
-                    key.removeprefix("new_"): bindparam(key) for key in updated[0] if key != "analysis_key"
+                    key.removeprefix("new_"): bindparam(key) for key in group[0] if key.startswith("new_")
                 }
-                connection.execute(
-                    update(analyses).where(analyses.c.id == bindparam("analysis_key")).values(keys), updated
-                )
+                query = update(analyses).where(analyses.c.id == bindparam("analysis_key"))
+                if group is fenced:
+                    query = query.where(analyses.c.owner == bindparam("expected_owner"))
+                changed = connection.execute(query.values(keys), group).rowcount
+                if group is fenced and changed != len(group):
+                    # rolled back whole; GroupWriter then stores its analyses one by one, so only the lost one fails
+                    raise LostClaim(
+                        f"{len(group) - changed} of {len(group)} analyses were taken over by another process"
+                    )
+            updated += fenced
             replaced = [{"analysis_key": row["analysis_key"]} for row in updated]
             for model, rows in children.items():
                 table = model.__table__  # type: ignore[attr-defined]
