@@ -224,7 +224,7 @@ def test_simultaneous_widget_checks_of_one_new_post_across_nodes_make_one_analys
         assert len(ids) == 1
         deadline = time.monotonic() + WAIT_SECONDS
         while time.monotonic() < deadline:  # bounded: until the analysis every reader was given is complete
-            status, body = check(0)
+            _, body = check(0)
             if json.loads(body)["results"][0]["status"] == "complete":
                 break
             time.sleep(0.1)

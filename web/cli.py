@@ -16,7 +16,9 @@ unerase precedents import FILE --site KEY [--vocab PATH] --text-column C --term-
                           [--lang-column C] [--lang xx] [--moderator NAME] [--json]
 unerase analyze ... --site KEY / unerase detect ... --site KEY: with that site's term rules (and, for analyze,
                           its moderators' precedents and the labelled examples), as the web app does for the site
-unerase worker            batch jobs (and, later, other background work) without serving HTTP, until SIGTERM/SIGINT
+unerase worker            batch jobs and detached analyses without serving HTTP, until SIGTERM/SIGINT
+unerase serve [--host H] [--port P] [--workers N]
+                          the web app, in N uvicorn worker processes sharing the database (docs/deploy.md)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -348,9 +351,32 @@ def _add_precedent_commands(commands: argparse._SubParsersAction[argparse.Argume
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from web.serving import check_database
     from web.worker import main as run_worker  # loads the vocabularies and models: only for this command
 
-    return run_worker(get_settings())
+    settings = get_settings()
+    check_database(settings)
+    return run_worker(settings)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The options become the settings' environment variables, so that every worker process reads the same."""
+    from web.serving import serve  # imports the whole app: only for this command
+
+    for option, variable in (("host", "UNERASE_HOST"), ("port", "UNERASE_PORT"), ("workers", "UNERASE_WORKERS")):
+        value = getattr(args, option)
+        if value is not None:
+            os.environ[variable] = str(value)
+    get_settings.cache_clear()
+    serve(get_settings())
+    return 0
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive whole number")
+    return number
 
 
 def build_full_parser() -> argparse.ArgumentParser:
@@ -375,6 +401,14 @@ def build_full_parser() -> argparse.ArgumentParser:
     )
     worker = commands.add_parser("worker", help=about, description=about)
     worker.set_defaults(func=cmd_worker)
+    about = "serve the web app (and, unless run_jobs is false, its background work) until stopped"
+    serving = commands.add_parser("serve", help=about, description=about)
+    serving.add_argument("--host", help="address to bind (default: the host setting, 127.0.0.1)")
+    serving.add_argument("--port", type=_positive, help="port (default: the port setting, 8000)")
+    serving.add_argument(
+        "--workers", type=_positive, help="web server processes sharing the database (default: the workers setting, 1)"
+    )
+    serving.set_defaults(func=cmd_serve)
     _add_evaluation_options(commands)
     _add_precedent_commands(commands)
     _add_site_option(commands)
