@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import yaml
 
@@ -379,6 +379,15 @@ def _inside_pair(text: str, mark: str, left: int, at: int) -> bool:
             count += 1
         position = text.find(mark, position + 1, at)
     return count % 2 == 0
+
+
+class UseSource(Protocol):
+    """A second reading after the rules (engine.use_model.LearnedUses): given the rules' readings, it returns only
+    the hits it reads otherwise. The Analyzer asks it after the hit events; a failure leaves the rules' readings."""
+
+    async def read(
+        self, text: str, hits: Sequence[Hit], language: str, readings: Mapping[str, UseReading]
+    ) -> dict[str, UseReading]: ...
 
 
 class UseDetector:
