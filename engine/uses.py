@@ -55,7 +55,8 @@ GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and th
 # ("... jokes under her selfie is not banter")
 AFTER_GAP = 4
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
-_SENTENCE_END = re.compile(r"[.!?;\n]")
+# a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions)
+_SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\s*\d)")
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3})(?:s|er|\u2019?s)?(?!\d)")  # 1890, 1890s, 1890er
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
 _APOSTROPHE_MARKS = {"'", "’"}
