@@ -1,10 +1,13 @@
 """Benchmark of use versus mention: do quoted, reported and reclaimed uses end not flagged, and attacks flagged?
 
     python benchmarks/bench_uses.py [--languages en,fr,...] [--json PATH] [--compare-rules PROMPTS_DIR]
+        [--groups SET,...] [--no-learned] [--no-examples] [--cache FILE]
 
 Vocabulary-only analyses (no language model) of the team's corpus sentences, against the shipped vocabularies,
-twice in one run: with the use rules (prompts/<lang>/use.yaml, engine/uses.py) and with them off, which is the
-behaviour before the rules existed (every hit an attack). Four sets of sentences:
+in several configurations in one run: the use rules off (every hit an attack, the behaviour before the rules
+existed); the use rules alone (prompts/<lang>/use.yaml, engine/uses.py); the rules and the learned use source
+(engine/use_model.py: hits the rules leave as attacks without a cue, read from labelled uses by embeddings); and
+those with the example source too (what a site without a model runs by default). Four sets of sentences:
 
 - `uses.yaml` (tests/corpora/<lang>/uses.yaml): a use per hit, written together with the rules (so not held
   out); a sentence is a mention when none of its hits is an attack, an attack when one is.
@@ -17,6 +20,12 @@ behaviour before the rules existed (every hit an attack). Four sets of sentences
   read, so it is a development set now.
 - second held-out (tests/corpora/<lang>/heldout2.yaml): written after those misses were known and before any
   change made to read them, committed on its own first; never used to write, tune or train anything.
+
+The learned use source is trained on the first three sets (tests/tools/build_use_model.py), so its figures there
+are training figures; its cross-validated figures are in sense-examples/use-model/model.yaml and printed first.
+Its cost is measured in the first configuration that runs it (every context embedded then; `--cache` would
+make it a cache read): wall time per offered hit. `--groups` runs only some sets: while developing, leave out
+the second held-out set, so it stays blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
