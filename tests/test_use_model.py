@@ -217,14 +217,31 @@ def test_a_missing_model_is_none_and_a_broken_one_is_refused_with_its_name(tmp_p
         UseModel.load(tmp_path)
 
 
-def test_the_web_service_shares_the_example_sources_model_and_cache() -> None:
+def test_the_web_service_shares_the_example_sources_cache_or_runs_without_the_source(tmp_path: Path) -> None:
     from engine.sense_examples import ExampleSource
     from web.services import learned_uses
 
-    assert learned_uses(ChainedSources([])) is None  # examples off: no learned uses either
+    from .webapp import settings
+
+    on, off = settings(tmp_path, learned_uses_enabled=True), settings(tmp_path, learned_uses_enabled=False)
     examples = ExampleSource(LazyEmbedder())
-    source = learned_uses(ChainedSources([examples]))
-    assert source is not None and source.cache is examples.cache and source.embedder is examples.embedder
+    assert learned_uses(off, ChainedSources([examples])) is None
+    shared = learned_uses(on, ChainedSources([examples]))
+    assert shared is not None and shared.cache is examples.cache and shared.embedder is examples.embedder
+    alone = learned_uses(on, ChainedSources([]))  # the example source off: its own cache, the same process model
+    assert alone is not None and alone.cache is not examples.cache
+
+
+def test_the_web_service_reads_uses_with_the_learned_source(tmp_path: Path) -> None:
+    from .webapp import client
+
+    real_model()
+    with client(tmp_path, learned_uses_enabled=True) as api:
+        assert api.app.state.services.analyzer.use_source is not None
+        attack = api.post("/api/v1/analyses", json={"text": "That faggot stole my bike.", "lang": "en"}).json()
+        quoted = api.post("/api/v1/analyses", json={"text": 'He hissed "faggot" at me.', "lang": "en"}).json()
+    assert (attack["hits"][0]["verdict"]["use"], attack["decision"]["label"]) == ("attack", "flagged")
+    assert quoted["hits"][0]["verdict"]["use"] == "quoted"
 
 
 # -- with the real embedding model -----------------------------------------------------------------------------------

@@ -73,13 +73,18 @@ def verdict_sources(settings: Settings, database: Engine, site_examples: bool = 
     return ChainedSources(sources)
 
 
-def learned_uses(sources: ChainedSources) -> LearnedUses | None:
-    """The learned use source (engine.use_model), sharing the example source's embedding model and cache, so a
-    context both read is embedded once; none when the example source is off or no use model is shipped."""
-    examples = next((s for s in sources.sources if isinstance(s, ExampleSource)), None)
-    model = UseModel.load(shipped_use_model()) if examples is not None else None
-    if examples is None or model is None:
+def learned_uses(settings: Settings, sources: ChainedSources) -> LearnedUses | None:
+    """The learned use source (engine.use_model), sharing the example source's embedding cache when that source is
+    on, so a context both read is embedded once (the model itself is one per process); none when it is turned off
+    or no use model is shipped."""
+    model = UseModel.load(shipped_use_model()) if settings.learned_uses_enabled else None
+    if model is None:
         return None
+    examples = next((s for s in sources.sources if isinstance(s, ExampleSource)), None)
+    if examples is None:
+        embedder = LazyEmbedder()
+        embedder.start()
+        return LearnedUses(embedder, model)
     return LearnedUses(examples.embedder, model, examples.cache)
 
 
@@ -124,7 +129,7 @@ class Services:
                 threshold=settings.threshold,
             ),
             precedents=sources,
-            use_source=learned_uses(sources),
+            use_source=learned_uses(settings, sources),
         )
         for language in detector.languages:
             analyzer.uses.rules(language)  # read (and checked) now, not on a first request's event loop

@@ -70,9 +70,13 @@ class Settings(BaseSettings):
     threshold: float = Field(default=0.5, description="Decisions with lower confidence are deferred (needs_review).")
     examples_enabled: bool = Field(
         default=True,
+        description="Decide ambiguous hits from labelled examples by sentence embeddings (needs the examples extra).",
+    )
+    learned_uses_enabled: bool = Field(
+        default=True,
         description=(
-            "Decide ambiguous hits from labelled examples, and read the uses the rules leave uncued from labelled"
-            " uses, by sentence embeddings (needs the examples extra)."
+            "Read the uses the use rules leave without a cue (quoted, reported, reclaimed) from labelled uses by"
+            " sentence embeddings (needs the examples extra)."
         ),
     )
     examples_min_confidence: float = Field(
