@@ -282,3 +282,32 @@ def test_a_context_two_hits_share_is_embedded_once(english) -> None:
     events = analyze(Analyzer(english, use_source=learned(embedder)), text)
     assert len(hits) == 2 and embedder.texts == [text]  # a short text is both hits' context
     assert [v.use for v in events if isinstance(v, Verdict)] == ["reported", "reported"]
+
+
+def test_the_training_hits_are_the_shipped_models_and_never_the_second_held_out_set() -> None:
+    from tests.tools.build_use_model import labelled_hits
+
+    items = labelled_hits()
+    assert items and not [i.ref for i in items if "/heldout2.yaml#" in i.ref]
+    model = UseModel.load(shipped_use_model())
+    assert model is not None
+    trained = model.about["trained_on"]
+    assert (len(items), sum(i.mention for i in items)) == (trained["hits"], trained["mentions"]), (
+        "the development corpora changed: run python -m tests.tools.build_use_model"
+    )
+
+
+def test_the_benchmark_reports_the_second_held_out_set_apart() -> None:
+    from benchmarks.bench_uses import GROUPS, items
+
+    held = [i for i in items(("en", "fr", "el", "de", "nl", "it", "pt")) if i.group == GROUPS[3]]
+    assert GROUPS[3] == "second held-out" and len(held) == 274
+    assert sum(i.mention for i in held) == 189 and {i.language for i in held} == {
+        "en",
+        "fr",
+        "el",
+        "de",
+        "nl",
+        "it",
+        "pt",
+    }
