@@ -12,8 +12,8 @@ finds each one in its sentence, so offsets, term ids and contexts are the real o
 - leave-one-out: every item is stored; each is looked up with its own sentence's precedents left out.
 
 With the example source (embeddings), also the product's configuration: the shipped curated examples on the
-corpus sentences never shipped, and on the fresh held-out set (tests/corpora/<lang>/heldout.yaml, written after
-the examples were built; its items are never stored, in any evaluation).
+corpus sentences never shipped, and on the fresh held-out sets (tests/corpora/<lang>/heldout.yaml and heldout2.yaml,
+written after the examples were built; their items are never stored, in any evaluation).
 
 Reported for several rules (minimum support, agreement): coverage (share of held-out items decided) and
 precision (share of decided ones decided correctly), overall and per language. SQLite always; PostgreSQL too
@@ -58,7 +58,7 @@ from engine.sense_examples import (  # noqa: E402
     vote,
 )
 from engine.vocabulary.loader import load_vocabulary  # noqa: E402
-from tests.tools.build_sense_examples import HELD_OUT_FILE  # noqa: E402
+from tests.tools.build_sense_examples import HELD_OUT_FILES  # noqa: E402
 from tests.tools.build_sense_examples import held_out as held_out_sentence  # noqa: E402
 from web import precedents  # noqa: E402
 from web.db import make_engine  # noqa: E402
@@ -90,7 +90,7 @@ class Item:
     text: str
     hit: dict[str, Any]  # the fields web.precedents.from_document reads
     verdict: str
-    fresh: bool = False  # from the fresh held-out set (HELD_OUT_FILE): only ever tested, never stored
+    fresh: bool = False  # from the fresh held-out sets (HELD_OUT_FILES): only ever tested, never stored
 
     @property
     def term_id(self) -> str:
@@ -122,7 +122,7 @@ def reviewed_items() -> tuple[list[Item], int]:
                     missed += 1
                     continue
                 fields = {k: v for k, v in hit.to_dict(full=False).items() if k != "categories"}
-                fresh = path.name == HELD_OUT_FILE
+                fresh = path.name in HELD_OUT_FILES
                 items.append(Item(analysis_id, language, text, fields, expected["status"], fresh))
     return items, missed
 
@@ -520,7 +520,8 @@ def main() -> None:
                 )
             if "fresh_held_out" in outcome:
                 table(
-                    f"shipped curated examples on the fresh held-out set ({HELD_OUT_FILE}, {len(fresh)} labelled hits)",
+                    f"shipped curated examples on the fresh held-out sets ({', '.join(HELD_OUT_FILES)}, "
+                    f"{len(fresh)} labelled hits)",
                     outcome["fresh_held_out"],
                     languages,
                 )

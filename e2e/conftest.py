@@ -171,6 +171,9 @@ def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartServ
             # stay undecided without a model (as tests/webapp.py does for the HTTP tests). Tests of the example
             # source turn it on through extra_env.
             UNERASE_EXAMPLES_ENABLED="false",
+            # the learned use source (engine.use_model) would read some uncued hits as mentions; these tests are
+            # written about the rules' readings (tests/test_use_model.py tests the source)
+            UNERASE_LEARNED_USES_ENABLED="false",
         )
         env.update(extra_env or {})
         stdout, stderr = home / "stdout.log", home / "stderr.log"

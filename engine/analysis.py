@@ -51,7 +51,7 @@ from engine.plan import MODEL, PRECEDENTS, LocalSources, Plan, plan
 from engine.precedents import PrecedentSource, SourceFailed
 from engine.prompts import Prompts
 from engine.scope import Scope
-from engine.uses import UseDetector, UseReading
+from engine.uses import UseDetector, UseReading, UseSource
 from engine.vocabulary.model import CATEGORIES
 
 __all__ = ["MODES", "Analyzer", "AnalyzerConfig", "BackendRouter"]  # BackendRouter lives in engine.llm.asking
@@ -83,6 +83,7 @@ class Analyzer:
         config: AnalyzerConfig | None = None,
         precedents: PrecedentSource | None = None,
         uses: UseDetector | None = None,
+        use_source: UseSource | None = None,
     ) -> None:
         self.detector = detector
         self.precedents = precedents
@@ -90,6 +91,8 @@ class Analyzer:
         self.prompts = prompts or Prompts()
         # how each hit is used (quoted, reported, reclaimed...): rules in prompts/<lang>/use.yaml unless given
         self.uses = uses or UseDetector(self.prompts.root)
+        # a second reading of the hits the rules leave as attacks without a cue (engine.use_model), after the hits
+        self.use_source = use_source
         self.cache = cache
         self.config = config or AnalyzerConfig()
         self.calls = ModelCalls(
@@ -185,6 +188,8 @@ class Analyzer:
         try:
             for hit in hits:
                 yield HitFound(hit, readings[hit.id].use, readings[hit.id].cue)
+            if self.use_source is not None and hits:
+                readings.update(await self._second_reading(text, hits, lang, readings))
             for hit in routes.at_once:
                 verdict = used(local.decide(hit, routes.route(hit)))
                 verdicts[hit.id] = verdict
@@ -242,6 +247,18 @@ class Analyzer:
         return [event async for event in self.analyze(text, language, mode)]
 
     # -- pieces -----------------------------------------------------------------------------
+    async def _second_reading(
+        self, text: str, hits: Sequence[Hit], language: str, readings: dict[str, UseReading]
+    ) -> dict[str, UseReading]:
+        """The use source's readings of the hits it reads otherwise than the rules; none when it fails."""
+        assert self.use_source is not None
+        try:
+            found = await self.use_source.read(text, hits, language, readings)
+        except Exception:  # any failure of the source: the rules' readings stand
+            logger.warning("the second reading of uses failed, the rules' readings stand", exc_info=True)
+            return {}
+        return {hit_id: r for hit_id, r in found.items() if hit_id in readings}
+
     async def _consult(
         self, ambiguous: Sequence[Hit], text: str, language: str, scope: Scope | None
     ) -> tuple[dict[str, Verdict], ErrorEvent | None]:

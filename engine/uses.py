@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import yaml
 
@@ -55,7 +55,8 @@ GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and th
 # ("... jokes under her selfie is not banter")
 AFTER_GAP = 4
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
-_SENTENCE_END = re.compile(r"[.!?;\n]")
+# a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions)
+_SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\s*\d)")
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3})(?:s|er|\u2019?s)?(?!\d)")  # 1890, 1890s, 1890er
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
 _APOSTROPHE_MARKS = {"'", "’"}
@@ -379,6 +380,15 @@ def _inside_pair(text: str, mark: str, left: int, at: int) -> bool:
             count += 1
         position = text.find(mark, position + 1, at)
     return count % 2 == 0
+
+
+class UseSource(Protocol):
+    """A second reading after the rules (engine.use_model.LearnedUses): given the rules' readings, it returns only
+    the hits it reads otherwise. The Analyzer asks it after the hit events; a failure leaves the rules' readings."""
+
+    async def read(
+        self, text: str, hits: Sequence[Hit], language: str, readings: Mapping[str, UseReading]
+    ) -> dict[str, UseReading]: ...
 
 
 class UseDetector:

@@ -186,6 +186,20 @@ def test_a_year_or_a_document_alone_or_an_attack_cue_leaves_an_attack(text: str)
     assert read(text, "coolies")[0] == "attack"
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        ("en", "Mission photograph, c. 1890: two mulatto orphans in front of the chapel.", "mulatto"),
+        ("de", "Postkarte aus dem Kolonialarchiv, ca. 1912: Eingeborene beim Bau der Bahnlinie.", "Eingeborene"),
+    ],
+)
+def test_a_full_stop_before_a_number_ends_no_sentence(language: str, text: str, surface: str) -> None:
+    """A caption's date abbreviation ("c. 1890") keeps the document word and the year in the hit's sentence."""
+    assert read(text, surface, language)[0] == "historical"
+    # a full stop before a word still ends the sentence: the old source stays in the one before
+    assert read(text.replace(":", ". Now", 1), surface, language)[0] == "attack"
+
+
 def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None:
     assert read("Wetback jokes at work is not banter.", "Wetback") == ("reported", "is not banter")
     # without the "+" an after cue must follow the hit at once

@@ -19,6 +19,7 @@ from engine.llm.factory import make_backend
 from engine.precedents import ChainedSources, PrecedentSource
 from engine.sense_examples import ExampleSource
 from engine.sense_examples import load_examples as load_sense_examples
+from engine.use_model import LearnedUses, UseModel, shipped_use_model
 from engine.vocabulary.loader import load_vocabularies
 from web.analysis_log import new_node_id
 from web.db import make_engine
@@ -73,6 +74,21 @@ def verdict_sources(settings: Settings, database: Engine, site_examples: bool = 
     return ChainedSources(sources)
 
 
+def learned_uses(settings: Settings, sources: ChainedSources) -> LearnedUses | None:
+    """The learned use source (engine.use_model), sharing the example source's embedding cache when that source is
+    on, so a context both read is embedded once (the model itself is one per process); none when it is turned off
+    or no use model is shipped."""
+    model = UseModel.load(shipped_use_model()) if settings.learned_uses_enabled else None
+    if model is None:
+        return None
+    examples = next((s for s in sources.sources if isinstance(s, ExampleSource)), None)
+    if examples is None:
+        embedder = LazyEmbedder()
+        embedder.start()
+        return LearnedUses(embedder, model)
+    return LearnedUses(examples.embedder, model, examples.cache)
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -102,6 +118,7 @@ class Services:
         database = make_engine(settings.resolved_database_url)
         router = backends if backends is not None else build_router(settings)
         cache = SQLiteCache(settings.data_dir / "llm-cache.sqlite")
+        sources = verdict_sources(settings, database)
         analyzer = Analyzer(
             detector,
             router,
@@ -112,7 +129,8 @@ class Services:
                 timeout=settings.llm_timeout,
                 threshold=settings.threshold,
             ),
-            precedents=verdict_sources(settings, database),
+            precedents=sources,
+            use_source=learned_uses(settings, sources),
         )
         for language in detector.languages:
             analyzer.uses.rules(language)  # read (and checked) now, not on a first request's event loop

@@ -72,6 +72,13 @@ class Settings(BaseSettings):
         default=True,
         description="Decide ambiguous hits from labelled examples by sentence embeddings (needs the examples extra).",
     )
+    learned_uses_enabled: bool = Field(
+        default=True,
+        description=(
+            "Read the uses the use rules leave without a cue (quoted, reported, reclaimed) from labelled uses by"
+            " sentence embeddings (needs the examples extra)."
+        ),
+    )
     examples_min_confidence: float = Field(
         default=0.8,
         ge=0.0,
