@@ -51,11 +51,14 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
         worker = BatchWorker(services)
         app.state.batch_worker = worker
         task = asyncio.create_task(worker.run())
+        # the change feed and housekeeping of state shared with other processes (web/shared.py)
+        background = [asyncio.create_task(part) for part in services.background()]
         try:
             yield
         finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            for running in (task, *background):
+                running.cancel()
+            await asyncio.gather(task, *background, return_exceptions=True)
             await services.runs.shutdown()
             await services.aclose()
 

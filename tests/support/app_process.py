@@ -111,9 +111,9 @@ def wait_until_healthy(node: AppProcess) -> None:
 
 
 @contextmanager
-def app_processes(directory: Path, environment: dict[str, str], names: Sequence[str] = ("a", "b")) -> Iterator[
-    list[AppProcess]
-]:
+def app_processes(
+    directory: Path, environment: dict[str, str], names: Sequence[str] = ("a", "b")
+) -> Iterator[list[AppProcess]]:
     """Several web nodes on the same settings (one database), stopped at the end, whatever happened."""
     with ExitStack() as stack:
         nodes = []

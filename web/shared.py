@@ -1,0 +1,67 @@
+"""What the processes sharing one database must share, and where each process keeps it.
+
+On PostgreSQL (any number of nodes) and on SQLite with `workers` > 1, several processes answer the same
+clients. Kept in each process's memory, the per-client rate limits and failed-login counts would be multiplied
+by the number of processes, and on PostgreSQL (nodes on several machines, each with its own data directory)
+the model answers would be asked once per node. `SharedState.choose` keeps them in the database then
+(web/shared_limits.py, web/answer_cache.py) and in memory (the answers in the data directory's SQLite file)
+for a lone process, which pays nothing for it. What changes under a process's caches (a moderator's decision,
+a site's settings) travels through the change feed (web/changes.py) in every configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy.engine import Engine
+
+from engine.cache import SQLiteCache
+from web.answer_cache import DatabaseCache
+from web.logins import FailureLog, MemoryFailures
+from web.ratelimit import MemoryBuckets, TokenBuckets
+from web.settings import Settings
+from web.shared_limits import DatabaseBuckets, DatabaseFailures
+from web.statements import statement_engine
+
+
+def shares_state(settings: Settings, database: Engine) -> bool:
+    """Whether other processes may use this database: always on a server, on SQLite when `workers` > 1 (a
+    server started some other way with several workers must set `workers` too)."""
+    return database.dialect.name != "sqlite" or settings.workers > 1
+
+
+@dataclass(frozen=True)
+class SharedState:
+    """Where this process keeps what other processes must see too (web/shared.py): in the database when it is
+    shared (`statements` is then the engine for single statements), in memory otherwise."""
+
+    buckets: TokenBuckets
+    failures: FailureLog
+    cache: SQLiteCache | DatabaseCache
+    statements: Engine | None = None
+
+    @classmethod
+    def choose(cls, settings: Settings, database: Engine) -> SharedState:
+        if not shares_state(settings, database):
+            return cls(MemoryBuckets(), MemoryFailures(), SQLiteCache(settings.data_dir / "llm-cache.sqlite"))
+        statements = statement_engine(database)
+        # with SQLite, the nodes (workers of one machine) already share the data directory's answer cache
+        cache: SQLiteCache | DatabaseCache = (
+            SQLiteCache(settings.data_dir / "llm-cache.sqlite")
+            if database.dialect.name == "sqlite"
+            else DatabaseCache(statements)
+        )
+        return cls(DatabaseBuckets(statements), DatabaseFailures(statements), cache, statements)
+
+    def purges(self) -> list[Callable[[], int]]:
+        found: list[Callable[[], int]] = [self.cache.purge_expired]
+        for part in (self.buckets, self.failures):
+            if isinstance(part, DatabaseBuckets | DatabaseFailures):
+                found.append(part.purge)
+        return found
+
+    def close(self) -> None:
+        self.cache.close()
+        if self.statements is not None and self.statements.dialect.name != "sqlite":
+            self.statements.dispose()  # its own pool (on SQLite it shares the app's engine, disposed with it)
