@@ -37,7 +37,7 @@ from web.settings import LLMSettings, Settings
 from web.shared import SharedState
 from web.sites import Sites
 from web.store import Store
-from web.upkeep import Upkeep
+from web.upkeep import OFTEN, Upkeep
 from web.widget import Widget
 
 
@@ -153,7 +153,7 @@ class Services:
         services.changes.on(SITE, services.sites.forget)
         services.changes.on(SITE, services.widget.forget_site)
         services.changes.start()
-        services.upkeep = Upkeep([*shared.purges(), services.changes.prune])
+        services.upkeep = Upkeep([*shared.purges(), (services.changes.prune, OFTEN)])
         services.models = tuple(router.all()) if backends is None else ()
         return services
 

@@ -11,7 +11,6 @@ a site's settings) travels through the change feed (web/changes.py) in every con
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
@@ -23,6 +22,7 @@ from web.ratelimit import MemoryBuckets, TokenBuckets
 from web.settings import Settings
 from web.shared_limits import DatabaseBuckets, DatabaseFailures
 from web.statements import statement_engine
+from web.upkeep import HOURLY, OFTEN, Purge
 
 
 def shares_state(settings: Settings, database: Engine) -> bool:
@@ -54,11 +54,12 @@ class SharedState:
         )
         return cls(DatabaseBuckets(statements), DatabaseFailures(statements), cache, statements)
 
-    def purges(self) -> list[Callable[[], int]]:
-        found: list[Callable[[], int]] = [self.cache.purge_expired]
+    def purges(self) -> list[tuple[Purge, float]]:
+        """What web.upkeep deletes now and then, and how often."""
+        found: list[tuple[Purge, float]] = [(self.cache.purge_expired, HOURLY)]
         for part in (self.buckets, self.failures):
             if isinstance(part, DatabaseBuckets | DatabaseFailures):
-                found.append(part.purge)
+                found.append((part.purge, OFTEN))
         return found
 
     def close(self) -> None:
