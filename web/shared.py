@@ -64,5 +64,5 @@ class SharedState:
 
     def close(self) -> None:
         self.cache.close()
-        if self.statements is not None and self.statements.dialect.name != "sqlite":
-            self.statements.dispose()  # its own pool (on SQLite it shares the app's engine, disposed with it)
+        if self.statements is not None:
+            self.statements.dispose()

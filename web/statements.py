@@ -15,12 +15,14 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
+from web.db import sqlite_engine
+
 
 def statement_engine(database: Engine) -> Engine:
-    """The autocommit engine beside `database`: a pool of its own on a server; on SQLite the app's engine with
-    autocommit connections (local files: nothing to save)."""
+    """An autocommit engine with a small pool of its own beside `database` (on SQLite too: switching the app's
+    connections to autocommit and back on every checkout costs more than the statement)."""
     if database.dialect.name == "sqlite":
-        return database.execution_options(isolation_level="AUTOCOMMIT")
+        return sqlite_engine(database.url.render_as_string(hide_password=False), isolation_level="AUTOCOMMIT")
     return create_engine(database.url, isolation_level="AUTOCOMMIT", pool_size=4, max_overflow=8)
 
 
