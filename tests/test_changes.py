@@ -4,6 +4,7 @@ ids never come back."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,3 +103,19 @@ def test_recent_rows_are_kept(database: Engine) -> None:
     feed, _ = feed_of(database)
     commit(database, changes.SITE, "forum")
     assert feed.prune() == 0
+
+
+def test_a_failing_handler_stops_neither_the_others_nor_the_feed(
+    database: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    feed, told = feed_of(database)
+
+    def broken(key: str) -> None:
+        raise RuntimeError(f"cannot forget {key}")
+
+    feed.handlers[changes.DECISION].insert(0, broken)
+    commit(database, changes.DECISION, "a1")
+    commit(database, changes.DECISION, "a2")
+    with caplog.at_level(logging.ERROR, logger="web.changes"):
+        feed.dispatch(feed.read())
+    assert told == [(changes.DECISION, "a1"), (changes.DECISION, "a2")] and "cannot forget a1" in caplog.text

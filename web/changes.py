@@ -72,7 +72,9 @@ class ChangeFeed:
         self.handlers.setdefault(kind, []).append(handler)
 
     def start(self) -> None:
-        """From now on: what was changed before this process started cannot be in its memory."""
+        """From now on: what was changed before this process started cannot be in its memory. (A change whose
+        transaction takes an id before this and commits after it is not read: the caches' own expiry covers
+        that window of a few milliseconds at startup.)"""
         with Session(self.engine) as session:
             self.high = session.exec(select(func.max(Change.id))).one() or 0
 
@@ -101,7 +103,10 @@ class ChangeFeed:
     def dispatch(self, rows: list[Seen]) -> None:
         for row in rows:
             for handler in self.handlers.get(row.kind, ()):
-                handler(row.key)
+                try:
+                    handler(row.key)
+                except Exception:  # one handler's failure must not stop the feed, nor the other handlers
+                    log.exception("the change feed's handler %s failed on %s", handler, row)
 
     async def run(self) -> None:
         """Reads and dispatches every POLL_SECONDS until cancelled; a failed read is logged and tried again."""
