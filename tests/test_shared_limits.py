@@ -195,3 +195,18 @@ def test_failures_that_no_longer_count_are_purged(database_failures: DatabaseFai
     database_failures.add_now(["client\x00new"])
     assert database_failures.purge() == 1
     assert database_failures.wait_now(["client\x00new"], 1) == pytest.approx(WINDOW)
+
+
+@pytest.mark.postgres
+def test_a_connection_the_server_dropped_is_replaced_and_the_check_made(tmp_path: Path) -> None:
+    with app_database("postgresql", tmp_path) as database:
+        statements = statement_engine(database)
+        buckets = DatabaseBuckets(statements)
+        with statements.connect() as connection:  # the pool's one connection so far
+            backend = connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        with database.connect() as connection:
+            assert connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": backend}).scalar_one()
+        assert buckets.take_now("client", 10) == 0.0
+        with statements.connect() as connection:
+            assert connection.execute(text("SELECT pg_backend_pid()")).scalar_one() != backend
+        statements.dispose()
