@@ -601,6 +601,8 @@ def main() -> None:
     parser.add_argument("--databases", default="sqlite",
                         help="throughput: sqlite, postgresql (a schema on UNERASE_TEST_DATABASE_URL's server) or "
                         "both, comma-separated")  # fmt: skip
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="throughput: a server setting (UNERASE_EXAMPLES_ENABLED=false); repeatable")  # fmt: skip
     parser.add_argument("--rows", type=int, help="batch: rows in the CSV (default 100,000, quick 10,000)")
     parser.add_argument("--batch-workers", type=int, default=2, help="batch: uvicorn workers")
     parser.add_argument("--tmp-dir", type=Path, help="where the temporary data directories go (default: the system's)")
@@ -631,7 +633,8 @@ def main() -> None:
             parser.error("--databases postgresql needs UNERASE_TEST_DATABASE_URL (a server to make schemas in)")
         results.update(load_and_batch(parts, seconds, args.connections, rows, args.batch_workers,
                                       worker_counts=workers, repeat=args.repeat, compare=compare,
-                                      rate_limit=args.rate_limit, databases=databases))  # fmt: skip
+                                      rate_limit=args.rate_limit, databases=databases,
+                                      extra_env=dict(item.split("=", 1) for item in args.env)))  # fmt: skip
     results["load_average_after"] = os.getloadavg()
     print_report(results)
     path = args.json or ROOT / "benchmarks" / "results" / f"web-{time.strftime('%Y-%m-%d')}.json"
@@ -664,6 +667,7 @@ def load_and_batch(
     compare: tuple[Path, ...] = (),
     rate_limit: int = 0,
     databases: tuple[str, ...] = ("sqlite",),
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     from benchmarks.corpus_web import csv_upload, text_set
     from engine.detector import Detector
@@ -688,14 +692,15 @@ def load_and_batch(
                         run_dir = tmp / f"throughput-{database}-{label}-{workers}-{round_}"
                         run_dir.mkdir()
                         # `workers` tells the app that its workers share the database (the limits go there)
-                        env = {"UNERASE_RATE_LIMIT_PER_MINUTE": str(rate_limit), "UNERASE_WORKERS": str(workers)}
+                        env = {"UNERASE_RATE_LIMIT_PER_MINUTE": str(rate_limit), "UNERASE_WORKERS": str(workers),
+                               **(extra_env or {})}  # fmt: skip
                         with server_database(database) as url:
                             env |= {"UNERASE_DATABASE_URL": url} if url else {}
                             with uvicorn_server(workers, run_dir, env, app_root=root) as server:
                                 run = throughput(server, bodies, connections, seconds, warmup=2.0)
                                 run["wrk"] = wrk_throughput(server, bodies, 32, seconds)
-                        runs.append({"checkout": label, "app_root": str(root), "round": round_,
-                                     "database": database, "rate_limit": rate_limit, **run})  # fmt: skip
+                        runs.append({"checkout": label, "app_root": str(root), "round": round_, "database": database,
+                                     "rate_limit": rate_limit, "env": extra_env or {}, **run})  # fmt: skip
             results["throughput"] = runs
         if "widget" in parts:
             run_dir = tmp / "widget"
