@@ -2,7 +2,7 @@
 
 A rate-limit check or a cached answer is one statement that needs no transaction around it. On a server it runs
 on a small autocommit pool of its own without pre-ping: one round trip, where the app's engine would add a ping
-on checkout and a COMMIT after (about 0.5 ms against 0.3 ms per check on this machine's PostgreSQL,
+on checkout and a COMMIT after (0.6 ms against 0.3 ms per check on this machine's PostgreSQL,
 benchmarks/bench_shared.py). A connection the server dropped is replaced and the statement tried once more.
 """
 
