@@ -4,7 +4,7 @@ whose clock runs behind."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from web.errors import RateLimited
 from web.logins import FailureLog, LoginGuard, MemoryFailures
 from web.ratelimit import MemoryBuckets, RateLimiter, TokenBuckets
 from web.shared_limits import DatabaseBuckets, DatabaseFailures
-from web.statements import statement_engine
+from web.statements import AsyncConnections, statement_engine
 
 from .support.databases import DATABASES, Clock, app_database
 
@@ -37,13 +37,17 @@ def database_buckets(request: pytest.FixtureRequest, tmp_path: Path, clock: Cloc
 
 
 @pytest.fixture(params=KINDS)
-def buckets(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[TokenBuckets]:
+async def buckets(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> AsyncIterator[TokenBuckets]:
+    """As the app makes them: on PostgreSQL a request's check runs on psycopg's asyncio connections."""
     if request.param == "memory":
         yield MemoryBuckets(clock=clock)
         return
     with app_database(request.param, tmp_path) as database:
         statements = statement_engine(database)
-        yield DatabaseBuckets(statements, clock=clock)
+        fast = AsyncConnections(database.url) if request.param == "postgresql" else None
+        yield DatabaseBuckets(statements, clock=clock, fast=fast)
+        if fast is not None:
+            await fast.aclose()
         statements.dispose()
 
 
@@ -210,3 +214,17 @@ def test_a_connection_the_server_dropped_is_replaced_and_the_check_made(tmp_path
         with statements.connect() as connection:
             assert connection.execute(text("SELECT pg_backend_pid()")).scalar_one() != backend
         statements.dispose()
+
+
+@pytest.mark.postgres
+async def test_a_checks_connection_the_server_dropped_is_replaced_on_the_event_loop(tmp_path: Path) -> None:
+    with app_database("postgresql", tmp_path) as database:
+        fast = AsyncConnections(database.url, size=1)
+        buckets = DatabaseBuckets(database, fast=fast)
+        assert await buckets.take("client", 10) == 0.0
+        (backend,) = await fast.one("SELECT pg_backend_pid()", {}) or (None,)
+        with database.connect() as connection:
+            assert connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": backend}).scalar_one()
+        assert await buckets.take("client", 10) == 0.0
+        assert await fast.one("SELECT pg_backend_pid()", {}) != (backend,)
+        await fast.aclose()

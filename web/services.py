@@ -163,7 +163,7 @@ class Services:
         for model in self.models:
             await model.aclose()
         if self.shared is not None:
-            await asyncio.to_thread(self.shared.close)
+            await self.shared.aclose()
         sources = self.analyzer.precedents
         for source in sources.sources if isinstance(sources, ChainedSources) else ():
             if isinstance(source, ExampleSource):

@@ -11,6 +11,7 @@ a site's settings) travels through the change feed (web/changes.py) in every con
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
@@ -21,7 +22,7 @@ from web.logins import FailureLog, MemoryFailures
 from web.ratelimit import MemoryBuckets, TokenBuckets
 from web.settings import Settings
 from web.shared_limits import DatabaseBuckets, DatabaseFailures
-from web.statements import statement_engine
+from web.statements import AsyncConnections, statement_engine
 from web.upkeep import HOURLY, OFTEN, Purge
 
 
@@ -40,19 +41,20 @@ class SharedState:
     failures: FailureLog
     cache: SQLiteCache | DatabaseCache
     statements: Engine | None = None
+    fast: AsyncConnections | None = None  # PostgreSQL: the buckets' connections on the event loop
 
     @classmethod
     def choose(cls, settings: Settings, database: Engine) -> SharedState:
         if not shares_state(settings, database):
             return cls(MemoryBuckets(), MemoryFailures(), SQLiteCache(settings.data_dir / "llm-cache.sqlite"))
         statements = statement_engine(database)
-        # with SQLite, the nodes (workers of one machine) already share the data directory's answer cache
-        cache: SQLiteCache | DatabaseCache = (
-            SQLiteCache(settings.data_dir / "llm-cache.sqlite")
-            if database.dialect.name == "sqlite"
-            else DatabaseCache(statements)
-        )
-        return cls(DatabaseBuckets(statements), DatabaseFailures(statements), cache, statements)
+        if database.dialect.name == "sqlite":
+            # the workers of one machine already share the data directory's answer cache
+            cache = SQLiteCache(settings.data_dir / "llm-cache.sqlite")
+            return cls(DatabaseBuckets(statements), DatabaseFailures(statements), cache, statements)
+        fast = AsyncConnections(database.url)
+        buckets = DatabaseBuckets(statements, fast=fast)
+        return cls(buckets, DatabaseFailures(statements), DatabaseCache(statements), statements, fast)
 
     def purges(self) -> list[tuple[Purge, float]]:
         """What web.upkeep deletes now and then, and how often."""
@@ -61,6 +63,12 @@ class SharedState:
             if isinstance(part, DatabaseBuckets | DatabaseFailures):
                 found.append((part.purge, OFTEN))
         return found
+
+    async def aclose(self) -> None:
+        """Closes the connections and files it opened (on the event loop that used them, then in a thread)."""
+        if self.fast is not None:
+            await self.fast.aclose()
+        await asyncio.to_thread(self.close)
 
     def close(self) -> None:
         self.cache.close()

@@ -6,7 +6,8 @@ keep the counts in the shared database instead.
 - Each check of a token bucket is one statement: an upsert that refills the bucket, takes a token if there is
   one and returns what is left, atomically (SQLite >= 3.35 and PostgreSQL both have `INSERT ... ON CONFLICT DO
   UPDATE ... RETURNING`; PostgreSQL writes LEAST/GREATEST where SQLite has two-argument min/max).
-- The statements run on the autocommit engine of web.statements: one round trip each.
+- The statements run on the autocommit engine of web.statements: one round trip each. On PostgreSQL a request's
+  bucket check runs on psycopg's asyncio connections instead (`fast`), off the thread pool.
 - The clock is each node's wall clock (`time.time`): nodes must be NTP-synchronised. A node whose clock runs
   s seconds ahead gives a client at most s × rate extra tokens once; one that runs behind gives none (elapsed
   time never counts below zero, and a bucket's time never goes back).
@@ -28,7 +29,7 @@ from sqlalchemy.engine import Connection, Engine
 from starlette.concurrency import run_in_threadpool
 
 from web.logins import WINDOW_SECONDS
-from web.statements import run_statement
+from web.statements import AsyncConnections, psycopg_style, run_statement
 
 FULL_AFTER_SECONDS = 60.0  # a bucket refills `per_minute` tokens a minute: idle this long, it is full
 
@@ -59,21 +60,34 @@ def _take_statement(dialect: str) -> Any:
 
 
 class DatabaseBuckets:
-    """web.ratelimit.TokenBuckets in the `rate_bucket` table (blocking work in the thread pool)."""
+    """web.ratelimit.TokenBuckets in the `rate_bucket` table: `take` on `fast` connections when given (PostgreSQL),
+    else in the thread pool; `take_now` blocks."""
 
-    def __init__(self, engine: Engine, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, engine: Engine, clock: Callable[[], float] = time.time, fast: AsyncConnections | None = None
+    ) -> None:
         self.engine = engine
         self.clock = clock
+        self.fast = fast
         self._take = _take_statement(engine.dialect.name)
+        self._take_fast = psycopg_style(self._take.text)
+
+    def _values(self, key: str, per_minute: int) -> dict[str, Any]:
+        return {"key": hashed(key), "capacity": float(per_minute), "rate": per_minute / 60.0, "now": self.clock()}
+
+    @staticmethod
+    def _wait(row: Any, per_minute: int) -> float:
+        tokens, granted = row
+        return 0.0 if granted else (1.0 - float(tokens)) * 60.0 / per_minute
 
     def take_now(self, key: str, per_minute: int) -> float:
         """Blocking `take`."""
-        rate = per_minute / 60.0
-        values = {"key": hashed(key), "capacity": float(per_minute), "rate": rate, "now": self.clock()}
-        tokens, granted = run_statement(self.engine, lambda c: c.execute(self._take, values).one())
-        return 0.0 if granted else (1.0 - tokens) / rate
+        values = self._values(key, per_minute)
+        return self._wait(run_statement(self.engine, lambda c: c.execute(self._take, values).one()), per_minute)
 
     async def take(self, key: str, per_minute: int) -> float:
+        if self.fast is not None:
+            return self._wait(await self.fast.one(self._take_fast, self._values(key, per_minute)), per_minute)
         return float(await run_in_threadpool(self.take_now, key, per_minute))
 
     def purge(self) -> int:

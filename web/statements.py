@@ -8,14 +8,19 @@ benchmarks/bench_shared.py). A connection the server dropped is replaced and the
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from web.db import sqlite_engine
+
+if TYPE_CHECKING:  # psycopg is installed with the postgres extra only
+    import psycopg
 
 
 def statement_engine(database: Engine) -> Engine:
@@ -36,3 +41,55 @@ def run_statement(engine: Engine, work: Callable[[Connection], Any]) -> Any:
             raise
     with engine.connect() as connection:
         return work(connection)
+
+
+class AsyncConnections:
+    """PostgreSQL only: a few of psycopg's asyncio connections (autocommit) for the statement every public request
+    makes, the rate limit's. Through SQLAlchemy in the thread pool that statement cost a request 2 ms of CPU on a
+    loaded two-core machine (the hop to a thread and back, fought over with the event loop for the GIL); on the
+    event loop with psycopg it costs about 0.1 ms (benchmarks/README.md, "Shared state").
+
+    Connections are opened when first needed, on the loop that uses them, at most `size` at once; one that fails
+    is closed (not reused) and the statement is tried once more on a new one."""
+
+    def __init__(self, url: URL, size: int = 4) -> None:
+        self.conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self.size = size
+        self._slots: asyncio.Semaphore | None = None
+        self._idle: list[psycopg.AsyncConnection[tuple[Any, ...]]] = []
+
+    async def one(self, query: str, values: dict[str, Any]) -> tuple[Any, ...] | None:
+        """The first row `query` (psycopg's %(name)s parameters) returns."""
+        import psycopg
+
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.size)
+        async with self._slots:
+            try:
+                return await self._once(query, values)
+            except psycopg.OperationalError:
+                return await self._once(query, values)
+
+    async def _once(self, query: str, values: dict[str, Any]) -> tuple[Any, ...] | None:
+        import psycopg
+
+        connection = (
+            self._idle.pop() if self._idle else await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+        )
+        try:
+            cursor = await connection.execute(query, values)
+            row = await cursor.fetchone()
+        except BaseException:
+            await connection.close()
+            raise
+        self._idle.append(connection)
+        return row
+
+    async def aclose(self) -> None:
+        while self._idle:
+            await self._idle.pop().close()
+
+
+def psycopg_style(query: str) -> str:
+    """`:name` parameters (SQLAlchemy's text()) as psycopg's `%(name)s`."""
+    return re.sub(r"(?<!:):(\w+)", r"%(\1)s", query)
