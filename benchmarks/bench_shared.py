@@ -3,12 +3,13 @@ one cached model answer, one read of the change feed.
 
     python benchmarks/bench_shared.py [--checks 3000] [--rounds 5]
 
-Each figure is the median time of one call, measured side by side in one run (the implementations take turns in
-every round): in memory (one process, today's default), in a SQLite file of the app's schema (several workers
-of one machine) and, when UNERASE_TEST_DATABASE_URL names a server, in a throwaway PostgreSQL schema. Calls are
-timed as the app makes them: the blocking statement alone, and the coroutine a request awaits (which adds the
-hop to the thread pool). For PostgreSQL the bucket's statement is also timed on the app's own engine (pre-ping
-on checkout, BEGIN/COMMIT around it), which web/statements.py avoids. Results are printed and written to
+Each figure is the median wall time of one call and this process's CPU time per call, measured side by side in
+one run (the implementations take turns in every round): in memory (one process, today's default), in a SQLite
+file of the app's schema (several workers of one machine) and, when UNERASE_TEST_DATABASE_URL names a server, in a
+throwaway PostgreSQL schema. Calls are timed as the app makes them: the blocking statement alone, and the
+coroutine a request awaits (which adds the hop to the thread pool). For PostgreSQL the bucket's check is also
+timed on psycopg's asyncio connections (what the app uses there), and on the app's own engine (pre-ping on
+checkout, BEGIN/COMMIT around it), which web/statements.py avoids. Results are printed and written to
 benchmarks/results/shared-<date>.json (not committed). Nothing is asserted: this is a measurement, not a test.
 """
 
@@ -38,7 +39,7 @@ from web.db import make_engine  # noqa: E402
 from web.logins import MemoryFailures  # noqa: E402
 from web.ratelimit import MemoryBuckets  # noqa: E402
 from web.shared_limits import DatabaseBuckets, DatabaseFailures  # noqa: E402
-from web.statements import statement_engine  # noqa: E402
+from web.statements import AsyncConnections, statement_engine  # noqa: E402
 
 PER_MINUTE = 1_000_000_000  # every check takes a token and none is refused: the path of an accepted request
 ANSWER = {"verdict": "contentious", "explanation": "Here the word is used as an insult against a group.", "model": "m"}
@@ -63,21 +64,28 @@ def databases(workdir: Path) -> Iterator[list[tuple[str, Engine]]]:
             engine.dispose()
 
 
+ENGINES: list[Engine] = []  # the statements' engines, disposed at the end
+POOLS: list[AsyncConnections] = []  # closed at the end, on the loop that opened them
+CPU: dict[int, float] = {}  # id of a sample list -> CPU seconds its calls took
+
+
 def timed(call: Callable[[], Any], times: int) -> list[float]:
-    samples = []
+    samples, cpu = [], time.process_time()
     for _ in range(times):
         started = time.perf_counter()
         call()
         samples.append(time.perf_counter() - started)
+    CPU[id(samples)] = time.process_time() - cpu
     return samples
 
 
 async def timed_async(call: Callable[[], Awaitable[Any]], times: int) -> list[float]:
-    samples = []
+    samples, cpu = [], time.process_time()
     for _ in range(times):
         started = time.perf_counter()
         await call()
         samples.append(time.perf_counter() - started)
+    CPU[id(samples)] = time.process_time() - cpu
     return samples
 
 
@@ -90,6 +98,7 @@ def cases(engines: list[tuple[str, Engine]]) -> dict[str, tuple[str, Callable[[i
     counter = iter(range(10**9))
     for name, database in engines:
         statements = statement_engine(database)
+        ENGINES.append(statements)
         buckets, logins, cache = DatabaseBuckets(statements), DatabaseFailures(statements), DatabaseCache(statements)
         cache.set_now("hit", ANSWER)
         logins.add_now(["c", "n"])
@@ -104,6 +113,12 @@ def cases(engines: list[tuple[str, Engine]]) -> dict[str, tuple[str, Callable[[i
             lambda n, b=buckets: timed_async(lambda: b.take("k", PER_MINUTE), n),
         )
         if name != "sqlite":
+            POOLS.append(AsyncConnections(database.url))
+            fast = DatabaseBuckets(statements, fast=POOLS[-1])  # what the app uses here
+            found[f"bucket, {name}: awaited on the loop (psycopg)"] = (
+                "async",
+                lambda n, b=fast: timed_async(lambda: b.take("k", PER_MINUTE), n),
+            )
             plain = DatabaseBuckets(database)  # the app's engine: pre-ping, a transaction around the statement
             found[f"bucket, {name}: app engine"] = (
                 "sync",
@@ -125,16 +140,23 @@ def cases(engines: list[tuple[str, Engine]]) -> dict[str, tuple[str, Callable[[i
 async def measure(engines: list[tuple[str, Engine]], checks: int, rounds: int) -> dict[str, dict[str, float]]:
     runs = cases(engines)
     samples: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, float] = dict.fromkeys(runs, 0.0)
     for round_ in range(rounds + 1):  # the first round warms up (connections, prepared statements)
         order = list(runs.items())
         for name, (kind, run) in order if round_ % 2 == 0 else reversed(order):
             got = await run(checks) if kind == "async" else run(checks)
             if round_ > 0:
                 samples[name] += got
+                cpu[name] += CPU.pop(id(got))
+    for pool in POOLS:
+        await pool.aclose()
+    for engine in ENGINES:
+        engine.dispose()
     return {
         name: {
             "median_us": statistics.median(values) * 1e6,
             "p99_us": statistics.quantiles(values, n=100)[98] * 1e6,
+            "cpu_us": cpu[name] / len(values) * 1e6,
             "calls": len(values),
         }
         for name, values in samples.items()
@@ -149,11 +171,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, databases(Path(tmp)) as engines:
         results = asyncio.run(measure(engines, args.checks, args.rounds))
-    print(
-        f"\none call, median and p99 in µs ({args.rounds} rounds of {args.checks} calls; load {os.getloadavg()[0]:.2f})"
-    )
+    load = os.getloadavg()[0]
+    print(f"\none call in µs ({args.rounds} rounds of {args.checks} calls; load average {load:.2f})")
+    print(f"  {'':<50} {'median':>9} {'p99':>9} {'CPU':>9}")
     for name, figures in results.items():
-        print(f"  {name:<42} {figures['median_us']:9.1f} {figures['p99_us']:9.1f}")
+        print(f"  {name:<50} {figures['median_us']:9.1f} {figures['p99_us']:9.1f} {figures['cpu_us']:9.1f}")
     path = args.json or ROOT / "benchmarks" / "results" / f"shared-{time.strftime('%Y-%m-%d')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), **results}, indent=2))
