@@ -84,6 +84,7 @@ def test_sqlite_workers_count_limits_in_the_database_and_share_the_answer_file(t
     shared = SharedState.choose(settings, database)
     assert isinstance(shared.buckets, DatabaseBuckets) and isinstance(shared.failures, DatabaseFailures)
     assert isinstance(shared.cache, SQLiteCache)  # the workers of one machine share the data directory
+    assert (tmp_path / "limits.sqlite").exists()  # the limits in a file of their own, not in the app's database
     shared.close()
     database.dispose()
 

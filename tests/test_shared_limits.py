@@ -4,18 +4,22 @@ whose clock runs behind."""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import Engine
 
 from web.errors import RateLimited
 from web.logins import FailureLog, LoginGuard, MemoryFailures
 from web.ratelimit import MemoryBuckets, RateLimiter, TokenBuckets
 from web.shared_limits import DatabaseBuckets, DatabaseFailures
-from web.statements import AsyncConnections, statement_engine
+from web.statements import AsyncConnections, sqlite_limits, statement_engine
 
 from .support.databases import DATABASES, Clock, app_database
 
@@ -28,35 +32,48 @@ def clock() -> Clock:
     return Clock()
 
 
+@contextmanager
+def limits_engine(kind: str, tmp_path: Path) -> Iterator[Engine]:
+    """Where the app keeps the limits: a file of their own beside SQLite, the database on PostgreSQL."""
+    if kind == "sqlite":
+        engine = sqlite_limits(tmp_path / "limits.sqlite")
+        yield engine
+        engine.dispose()
+        return
+    with app_database(kind, tmp_path) as database:
+        statements = statement_engine(database)
+        yield statements
+        statements.dispose()
+
+
 @pytest.fixture(params=DATABASES)
 def database_buckets(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[DatabaseBuckets]:
-    with app_database(request.param, tmp_path) as database:
-        statements = statement_engine(database)
+    with limits_engine(request.param, tmp_path) as statements:
         yield DatabaseBuckets(statements, clock=clock)
-        statements.dispose()
 
 
 @pytest.fixture(params=KINDS)
 async def buckets(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> AsyncIterator[TokenBuckets]:
-    """As the app makes them: on PostgreSQL a request's check runs on psycopg's asyncio connections."""
+    """As the app makes them: a request's check on psycopg's asyncio connections (PostgreSQL), or tried on the
+    loop without waiting for the file's lock (SQLite)."""
     if request.param == "memory":
         yield MemoryBuckets(clock=clock)
         return
-    with app_database(request.param, tmp_path) as database:
-        statements = statement_engine(database)
-        fast = AsyncConnections(database.url) if request.param == "postgresql" else None
+    with limits_engine(request.param, tmp_path) as statements:
+        if request.param == "sqlite":
+            nowait = sqlite_limits(tmp_path / "limits.sqlite", wait=False)
+            yield DatabaseBuckets(statements, clock=clock, nowait=nowait)
+            nowait.dispose()
+            return
+        fast = AsyncConnections(statements.url)
         yield DatabaseBuckets(statements, clock=clock, fast=fast)
-        if fast is not None:
-            await fast.aclose()
-        statements.dispose()
+        await fast.aclose()
 
 
 @pytest.fixture(params=DATABASES)
 def database_failures(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[DatabaseFailures]:
-    with app_database(request.param, tmp_path) as database:
-        statements = statement_engine(database)
+    with limits_engine(request.param, tmp_path) as statements:
         yield DatabaseFailures(statements, WINDOW, clock=clock)
-        statements.dispose()
 
 
 @pytest.fixture(params=KINDS)
@@ -64,10 +81,8 @@ def failures(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> It
     if request.param == "memory":
         yield MemoryFailures(WINDOW, clock=clock)
         return
-    with app_database(request.param, tmp_path) as database:
-        statements = statement_engine(database)
+    with limits_engine(request.param, tmp_path) as statements:
         yield DatabaseFailures(statements, WINDOW, clock=clock)
-        statements.dispose()
 
 
 async def takes(buckets: TokenBuckets, key: str, per_minute: int, times: int) -> list[float]:
@@ -228,3 +243,20 @@ async def test_a_checks_connection_the_server_dropped_is_replaced_on_the_event_l
         assert await buckets.take("client", 10) == 0.0
         assert await fast.one("SELECT pg_backend_pid()", {}) != (backend,)
         await fast.aclose()
+
+
+async def test_a_check_that_finds_the_sqlite_file_locked_waits_for_it_in_a_thread(tmp_path: Path) -> None:
+    path = tmp_path / "limits.sqlite"
+    statements, nowait = sqlite_limits(path), sqlite_limits(path, wait=False)
+    buckets = DatabaseBuckets(statements, nowait=nowait)
+    assert await buckets.take("client", 10) == 0.0  # on the loop
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another worker holds the write lock
+    waiting = asyncio.ensure_future(buckets.take("client", 10))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()  # it waits for the lock instead of failing
+    other.execute("COMMIT")
+    assert await waiting == 0.0
+    other.close()
+    statements.dispose()
+    nowait.dispose()

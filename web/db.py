@@ -27,9 +27,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
-def sqlite_engine(url: str, **kwargs: Any) -> Engine:
-    """A SQLite engine whose connections use the app's settings (no tables created)."""
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs)
+def sqlite_engine(url: str, timeout: float = 30, **kwargs: Any) -> Engine:
+    """A SQLite engine whose connections use the app's settings (no tables created); `timeout`: how long a
+    statement waits for a lock."""
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": timeout}, **kwargs)
 
     @event.listens_for(engine, "connect")
     def _pragmas(connection: Any, _record: Any) -> None:

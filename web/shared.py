@@ -4,8 +4,9 @@ On PostgreSQL (any number of nodes) and on SQLite with `workers` > 1, several pr
 clients. Kept in each process's memory, the per-client rate limits and failed-login counts would be multiplied
 by the number of processes, and on PostgreSQL (nodes on several machines, each with its own data directory)
 the model answers would be asked once per node. `SharedState.choose` keeps them in the database then
-(web/shared_limits.py, web/answer_cache.py) and in memory (the answers in the data directory's SQLite file)
-for a lone process, which pays nothing for it. What changes under a process's caches (a moderator's decision,
+(web/shared_limits.py, web/answer_cache.py; with SQLite the limits go to a file of their own in the data
+directory the workers share, and the answers stay in its `llm-cache.sqlite`), and in memory for a lone process,
+which pays nothing for it. What changes under a process's caches (a moderator's decision,
 a site's settings) travels through the change feed (web/changes.py) in every configuration.
 """
 
@@ -22,7 +23,7 @@ from web.logins import FailureLog, MemoryFailures
 from web.ratelimit import MemoryBuckets, TokenBuckets
 from web.settings import Settings
 from web.shared_limits import DatabaseBuckets, DatabaseFailures
-from web.statements import AsyncConnections, statement_engine
+from web.statements import AsyncConnections, sqlite_limits, statement_engine
 from web.upkeep import HOURLY, OFTEN, Purge
 
 
@@ -42,16 +43,20 @@ class SharedState:
     cache: SQLiteCache | DatabaseCache
     statements: Engine | None = None
     fast: AsyncConnections | None = None  # PostgreSQL: the buckets' connections on the event loop
+    nowait: Engine | None = None  # SQLite: the limits' file for checks that must not wait
 
     @classmethod
     def choose(cls, settings: Settings, database: Engine) -> SharedState:
         if not shares_state(settings, database):
             return cls(MemoryBuckets(), MemoryFailures(), SQLiteCache(settings.data_dir / "llm-cache.sqlite"))
-        statements = statement_engine(database)
         if database.dialect.name == "sqlite":
-            # the workers of one machine already share the data directory's answer cache
+            # the workers of one machine share the data directory: its answer cache, and a file for the limits
+            limits = settings.data_dir / "limits.sqlite"
+            statements, nowait = sqlite_limits(limits), sqlite_limits(limits, wait=False)
+            buckets = DatabaseBuckets(statements, nowait=nowait)
             cache = SQLiteCache(settings.data_dir / "llm-cache.sqlite")
-            return cls(DatabaseBuckets(statements), DatabaseFailures(statements), cache, statements)
+            return cls(buckets, DatabaseFailures(statements), cache, statements, nowait=nowait)
+        statements = statement_engine(database)
         fast = AsyncConnections(database.url)
         buckets = DatabaseBuckets(statements, fast=fast)
         return cls(buckets, DatabaseFailures(statements), DatabaseCache(statements), statements, fast)
@@ -72,5 +77,6 @@ class SharedState:
 
     def close(self) -> None:
         self.cache.close()
-        if self.statements is not None:
-            self.statements.dispose()
+        for engine in (self.statements, self.nowait):
+            if engine is not None:
+                engine.dispose()

@@ -11,16 +11,33 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.schema import CreateIndex, CreateTable
 
 from web.db import sqlite_engine
+from web.models import LoginFailure, RateBucket
 
 if TYPE_CHECKING:  # psycopg is installed with the postgres extra only
     import psycopg
+
+
+def sqlite_limits(path: Path, wait: bool = True) -> Engine:
+    """An autocommit engine on the SQLite file where the workers sharing a data directory keep their limits: a file
+    of its own, so that a check never queues for the write lock behind the app's own writes (a batch's commits).
+    `wait=False`: a statement that finds the file locked fails at once (web.shared_limits then waits in a
+    thread). Creates the tables if missing (IF NOT EXISTS: workers starting together do it at the same time)."""
+    engine = sqlite_engine(f"sqlite:///{path}", timeout=30 if wait else 0, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        for table in (RateBucket.__table__, LoginFailure.__table__):  # type: ignore[attr-defined]
+            connection.execute(CreateTable(table, if_not_exists=True))
+            for index in table.indexes:
+                connection.execute(CreateIndex(index, if_not_exists=True))
+    return engine
 
 
 def statement_engine(database: Engine) -> Engine:
