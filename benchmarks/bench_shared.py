@@ -9,7 +9,8 @@ file of the app's schema (several workers of one machine) and, when UNERASE_TEST
 throwaway PostgreSQL schema. Calls are timed as the app makes them: the blocking statement alone, and the
 coroutine a request awaits (which adds the hop to the thread pool). For PostgreSQL the bucket's check is also
 timed on psycopg's asyncio connections (what the app uses there), and on the app's own engine (pre-ping on
-checkout, BEGIN/COMMIT around it), which web/statements.py avoids. Results are printed and written to
+checkout, BEGIN/COMMIT around it), which web/statements.py avoids; for SQLite as the app makes it, on the event
+loop without waiting for the limits file's lock. Results are printed and written to
 benchmarks/results/shared-<date>.json (not committed). Nothing is asserted: this is a measurement, not a test.
 """
 
@@ -39,7 +40,7 @@ from web.db import make_engine  # noqa: E402
 from web.logins import MemoryFailures  # noqa: E402
 from web.ratelimit import MemoryBuckets  # noqa: E402
 from web.shared_limits import DatabaseBuckets, DatabaseFailures  # noqa: E402
-from web.statements import AsyncConnections, statement_engine  # noqa: E402
+from web.statements import AsyncConnections, sqlite_limits, statement_engine  # noqa: E402
 
 PER_MINUTE = 1_000_000_000  # every check takes a token and none is refused: the path of an accepted request
 ANSWER = {"verdict": "contentious", "explanation": "Here the word is used as an insult against a group.", "model": "m"}
@@ -97,9 +98,21 @@ def cases(engines: list[tuple[str, Engine]]) -> dict[str, tuple[str, Callable[[i
     found["login check, memory"] = ("async", lambda n: timed_async(lambda: failures.wait(["c", "n"], 10), n))
     counter = iter(range(10**9))
     for name, database in engines:
-        statements = statement_engine(database)
-        ENGINES.append(statements)
-        buckets, logins, cache = DatabaseBuckets(statements), DatabaseFailures(statements), DatabaseCache(statements)
+        # the answers on SQLite stay in llm-cache.sqlite in the app; timed here in the app's schema for comparison
+        cache = DatabaseCache(statement_engine(database))
+        ENGINES.append(cache.engine)
+        if name == "sqlite":  # the limits of several SQLite workers are in a file of their own
+            limits = Path(str(database.url.database)).with_name("limits.sqlite")
+            statements, nowait = sqlite_limits(limits), sqlite_limits(limits, wait=False)
+            ENGINES.extend((statements, nowait))
+            inline = DatabaseBuckets(statements, nowait=nowait)
+            found["bucket, sqlite: on the loop, not waiting for the lock"] = (
+                "async",
+                lambda n, b=inline: timed_async(lambda: b.take("k", PER_MINUTE), n),
+            )
+        else:
+            statements = cache.engine
+        buckets, logins = DatabaseBuckets(statements), DatabaseFailures(statements)
         cache.set_now("hit", ANSWER)
         logins.add_now(["c", "n"])
         feed = ChangeFeed(database)
@@ -173,9 +186,9 @@ def main() -> None:
         results = asyncio.run(measure(engines, args.checks, args.rounds))
     load = os.getloadavg()[0]
     print(f"\none call in µs ({args.rounds} rounds of {args.checks} calls; load average {load:.2f})")
-    print(f"  {'':<50} {'median':>9} {'p99':>9} {'CPU':>9}")
+    print(f"  {'':<54} {'median':>9} {'p99':>9} {'CPU':>9}")
     for name, figures in results.items():
-        print(f"  {name:<50} {figures['median_us']:9.1f} {figures['p99_us']:9.1f} {figures['cpu_us']:9.1f}")
+        print(f"  {name:<54} {figures['median_us']:9.1f} {figures['p99_us']:9.1f} {figures['cpu_us']:9.1f}")
     path = args.json or ROOT / "benchmarks" / "results" / f"shared-{time.strftime('%Y-%m-%d')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), **results}, indent=2))
