@@ -9,8 +9,8 @@ keep the counts in the shared database instead.
 - The statements run on the autocommit engines of web.statements: one round trip each. The check every request
   makes stays off the thread pool (a hop there and back cost a request about 2 ms of CPU on a loaded machine):
   on PostgreSQL it runs on psycopg's asyncio connections (`fast`); on SQLite, in a file of its own, it is tried
-  on the event loop without waiting for a lock (`nowait`, tens of microseconds) and only when the file is
-  locked waits for it in a thread.
+  on the event loop without waiting for a lock (`nowait`, about 0.1 ms) and only when the file is locked
+  waits for it in a thread.
 - The clock is each node's wall clock (`time.time`): nodes must be NTP-synchronised. A node whose clock runs
   s seconds ahead gives a client at most s × rate extra tokens once; one that runs behind gives none (elapsed
   time never counts below zero, and a bucket's time never goes back).

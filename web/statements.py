@@ -64,7 +64,7 @@ class AsyncConnections:
     """PostgreSQL only: a few of psycopg's asyncio connections (autocommit) for the statement every public request
     makes, the rate limit's. Through SQLAlchemy in the thread pool that statement cost a request 2 ms of CPU on a
     loaded two-core machine (the hop to a thread and back, fought over with the event loop for the GIL); on the
-    event loop with psycopg it costs about 0.1 ms (benchmarks/README.md, "Shared state").
+    event loop with psycopg it costs about 0.15 ms of CPU (benchmarks/README.md, "Shared state").
 
     Connections are opened when first needed, on the loop that uses them, at most `size` at once; one that fails
     is closed (not reused) and the statement is tried once more on a new one."""
