@@ -71,9 +71,11 @@ class SharedState:
 
     async def aclose(self) -> None:
         """Closes the connections and files it opened (on the event loop that used them, then in a thread)."""
-        if self.fast is not None:
-            await self.fast.aclose()
-        await asyncio.to_thread(self.close)
+        try:
+            if self.fast is not None:
+                await self.fast.aclose()
+        finally:
+            await asyncio.to_thread(self.close)
 
     def close(self) -> None:
         self.cache.close()

@@ -74,6 +74,7 @@ class AsyncConnections:
         self.size = size
         self._slots: asyncio.Semaphore | None = None
         self._idle: list[psycopg.AsyncConnection[tuple[Any, ...]]] = []
+        self._closed = False
 
     async def one(self, query: str, values: dict[str, Any]) -> tuple[Any, ...] | None:
         """The first row `query` (psycopg's %(name)s parameters) returns."""
@@ -99,10 +100,15 @@ class AsyncConnections:
         except BaseException:
             await connection.close()
             raise
-        self._idle.append(connection)
+        if self._closed:
+            await connection.close()
+        else:
+            self._idle.append(connection)
         return row
 
     async def aclose(self) -> None:
+        """Closes the idle connections (a statement still running closes its own when it ends)."""
+        self._closed = True
         while self._idle:
             await self._idle.pop().close()
 
