@@ -35,8 +35,8 @@ def shares_state(settings: Settings, database: Engine) -> bool:
 
 @dataclass(frozen=True)
 class SharedState:
-    """Where this process keeps what other processes must see too (web/shared.py): in the database when it is
-    shared (`statements` is then the engine for single statements), in memory otherwise."""
+    """Where this process keeps what other processes must see too: in the database when it is shared (with SQLite
+    in a file of the data directory; `statements` is then the engine for single statements), in memory otherwise."""
 
     buckets: TokenBuckets
     failures: FailureLog
