@@ -30,8 +30,11 @@ def sqlite_limits(path: Path, wait: bool = True) -> Engine:
     """An autocommit engine on the SQLite file where the workers sharing a data directory keep their limits: a file
     of its own, so that a check never queues for the write lock behind the app's own writes (a batch's commits).
     `wait=False`: a statement that finds the file locked fails at once (web.shared_limits then waits in a
-    thread). Creates the tables if missing (IF NOT EXISTS: workers starting together do it at the same time)."""
+    thread); the waiting engine, made first, creates the tables if missing (IF NOT EXISTS: workers starting
+    together do it at the same time)."""
     engine = sqlite_engine(f"sqlite:///{path}", timeout=30 if wait else 0, isolation_level="AUTOCOMMIT")
+    if not wait:
+        return engine
     with engine.connect() as connection:
         for table in (RateBucket.__table__, LoginFailure.__table__):  # type: ignore[attr-defined]
             connection.execute(CreateTable(table, if_not_exists=True))
