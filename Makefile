@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test test-fast e2e lint bench bench-matcher bench-llm bench-web bench-precedents bench-uses bench-jobs bench-workers clean
+.PHONY: setup serve test test-fast e2e lint bench bench-matcher bench-llm bench-web bench-precedents bench-uses bench-jobs bench-workers bench-shared clean
 
 # llama-cpp-python compiles llama.cpp on install. Its default, -march=native, turns on every instruction set the
 # build machine has; on this workplace's CPUs (AVX512 with AMX) that build crashed in its first decode (a
@@ -42,7 +42,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check engine web tests benchmarks e2e
 	$(VENV)/bin/mypy engine web
 
-bench: bench-matcher bench-llm bench-web bench-precedents bench-uses bench-jobs bench-workers
+bench: bench-matcher bench-llm bench-web bench-precedents bench-uses bench-jobs bench-workers bench-shared
 
 bench-matcher: $(STAMP)
 	$(PY) benchmarks/bench_matcher.py
@@ -72,6 +72,11 @@ bench-jobs: $(STAMP)
 # model server (PostgreSQL when UNERASE_TEST_DATABASE_URL is set, else SQLite); WORKERS_BENCH_ARGS="--rows 200" is shorter.
 bench-workers: $(STAMP)
 	$(PY) benchmarks/bench_workers.py $(WORKERS_BENCH_ARGS)
+
+# What a rate-limit check, a login check, a cached answer and a change-feed read cost: in memory, SQLite and
+# (with UNERASE_TEST_DATABASE_URL) PostgreSQL side by side.
+bench-shared: $(STAMP)
+	$(PY) benchmarks/bench_shared.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

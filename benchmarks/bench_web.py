@@ -9,7 +9,11 @@
    is driven by a small ASGI caller here that timestamps every body chunk as the app sends it.
 2. Throughput: the JSON API (no streaming) behind real uvicorn on 127.0.0.1 with 2 workers and
    with 1, side by side; load from 2 client processes (asyncio + httpx2) with many connections
-   each, on texts of about 500 characters, half with hits.
+   each, on texts of about 500 characters, half with hits. `--rate-limit N` turns the per-client
+   limit on (a limit no request reaches, so every request is counted and none refused: the cost of
+   counting; all load comes from one address, so every check updates the same bucket, the worst
+   case), `--databases sqlite,postgresql` serves each configuration from SQLite and from a
+   throwaway schema of the PostgreSQL server named by UNERASE_TEST_DATABASE_URL.
 3. Batch: a CSV of 500-character texts uploaded to the uvicorn server; time until the job is
    complete, rows per second, peak resident memory of the server's workers, and the time to
    download the results as JSONL.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -545,14 +550,16 @@ def print_throughput(runs: list[dict[str, Any]], row: Any) -> None:
     """One column per checkout and worker count, each figure the median over the rounds."""
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for run in runs:
-        groups.setdefault((run.get("checkout", "this"), run["workers"]), []).append(run)
+        database = {"sqlite": "", "postgresql": "pg "}[run.get("database", "sqlite")]
+        groups.setdefault((database + run.get("checkout", "this"), run["workers"]), []).append(run)
     rounds = max(len(g) for g in groups.values())
     print(f"\nthroughput, JSON API behind uvicorn: {runs[0]['connections']} connections from {CLIENT_PROCESSES} "
-          f"client processes, {runs[0]['seconds']:.0f} s per run, median of {rounds} round(s)")  # fmt: skip
-    row("", "".join(f"{label[:8] + ' ' + str(workers) + 'w':>14}" for label, workers in groups))
+          f"client processes, {runs[0]['seconds']:.0f} s per run, median of {rounds} round(s), "
+          f"rate limit {runs[0].get('rate_limit', 0) or 'off'}")  # fmt: skip
+    row("", "".join(f"{label[:11] + ' ' + str(workers) + 'w':>15}" for label, workers in groups))
 
     def median(get: Any) -> str:
-        return "".join(f"{statistics.median(get(r) for r in g):>14,.1f}" for g in groups.values())
+        return "".join(f"{statistics.median(get(r) for r in g):>15,.1f}" for g in groups.values())
 
     row("requests per second", median(lambda r: r["requests_per_second"]))
     row("latency p50 (ms)", median(lambda r: r["latency_ms"]["p50"]))
@@ -589,6 +596,13 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, action="append", default=[],
                         help="throughput: also serve this checkout (e.g. a `git worktree` of the baseline), in turn "
                         "with this one in every round; may be given more than once")  # fmt: skip
+    parser.add_argument("--rate-limit", type=int, default=0,
+                        help="throughput: UNERASE_RATE_LIMIT_PER_MINUTE of the servers (default 0: off)")  # fmt: skip
+    parser.add_argument("--databases", default="sqlite",
+                        help="throughput: sqlite, postgresql (a schema on UNERASE_TEST_DATABASE_URL's server) or "
+                        "both, comma-separated")  # fmt: skip
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="throughput: a server setting (UNERASE_EXAMPLES_ENABLED=false); repeatable")  # fmt: skip
     parser.add_argument("--rows", type=int, help="batch: rows in the CSV (default 100,000, quick 10,000)")
     parser.add_argument("--batch-workers", type=int, default=2, help="batch: uvicorn workers")
     parser.add_argument("--tmp-dir", type=Path, help="where the temporary data directories go (default: the system's)")
@@ -612,14 +626,33 @@ def main() -> None:
     if parts & {"throughput", "widget", "batch"}:
         workers = tuple(int(w) for w in args.workers.split(","))
         compare = tuple(args.compare)
+        databases = tuple(d.strip() for d in args.databases.split(","))
+        if set(databases) - {"sqlite", "postgresql"}:
+            parser.error(f"--databases accepts sqlite, postgresql; got {args.databases}")
+        if "postgresql" in databases and not os.environ.get("UNERASE_TEST_DATABASE_URL"):
+            parser.error("--databases postgresql needs UNERASE_TEST_DATABASE_URL (a server to make schemas in)")
         results.update(load_and_batch(parts, seconds, args.connections, rows, args.batch_workers,
-                                      worker_counts=workers, repeat=args.repeat, compare=compare))  # fmt: skip
+                                      worker_counts=workers, repeat=args.repeat, compare=compare,
+                                      rate_limit=args.rate_limit, databases=databases,
+                                      extra_env=dict(item.split("=", 1) for item in args.env)))  # fmt: skip
     results["load_average_after"] = os.getloadavg()
     print_report(results)
     path = args.json or ROOT / "benchmarks" / "results" / f"web-{time.strftime('%Y-%m-%d')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2))
     print(f"\nresults written to {path}")
+
+
+@contextmanager
+def server_database(database: str) -> Iterator[str | None]:
+    """None for SQLite (the data directory's file), else the URL of a throwaway PostgreSQL schema."""
+    if database == "sqlite":
+        yield None
+        return
+    from tests.postgres import fresh_schema_url
+
+    with fresh_schema_url(os.environ["UNERASE_TEST_DATABASE_URL"]) as schema:
+        yield schema.url
 
 
 def load_and_batch(
@@ -632,6 +665,9 @@ def load_and_batch(
     worker_counts: tuple[int, ...] = (2, 1),
     repeat: int = 1,
     compare: tuple[Path, ...] = (),
+    rate_limit: int = 0,
+    databases: tuple[str, ...] = ("sqlite",),
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     from benchmarks.corpus_web import csv_upload, text_set
     from engine.detector import Detector
@@ -650,13 +686,21 @@ def load_and_batch(
             for round_ in range(repeat):
                 for workers in worker_counts:
                     # alternate which checkout goes first, so neither always meets the same machine state
-                    for label, root in checkouts[:: 1 if round_ % 2 == 0 else -1]:
-                        run_dir = tmp / f"throughput-{label}-{workers}-{round_}"
+                    for database, (label, root) in itertools.product(
+                        databases, checkouts[:: 1 if round_ % 2 == 0 else -1]
+                    ):
+                        run_dir = tmp / f"throughput-{database}-{label}-{workers}-{round_}"
                         run_dir.mkdir()
-                        with uvicorn_server(workers, run_dir, app_root=root) as server:
-                            run = throughput(server, bodies, connections, seconds, warmup=2.0)
-                            run["wrk"] = wrk_throughput(server, bodies, 32, seconds)
-                        runs.append({"checkout": label, "app_root": str(root), "round": round_, **run})
+                        # `workers` tells the app that its workers share the database (the limits go there)
+                        env = {"UNERASE_RATE_LIMIT_PER_MINUTE": str(rate_limit), "UNERASE_WORKERS": str(workers),
+                               **(extra_env or {})}  # fmt: skip
+                        with server_database(database) as url:
+                            env |= {"UNERASE_DATABASE_URL": url} if url else {}
+                            with uvicorn_server(workers, run_dir, env, app_root=root) as server:
+                                run = throughput(server, bodies, connections, seconds, warmup=2.0)
+                                run["wrk"] = wrk_throughput(server, bodies, 32, seconds)
+                        runs.append({"checkout": label, "app_root": str(root), "round": round_, "database": database,
+                                     "rate_limit": rate_limit, "env": extra_env or {}, **run})  # fmt: skip
             results["throughput"] = runs
         if "widget" in parts:
             run_dir = tmp / "widget"

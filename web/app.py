@@ -55,10 +55,15 @@ def create_app(settings: Settings | None = None, *, backends: BackendRouter | No
         background.start()
         # leases of the analyses run here, and (run_jobs) the analyses nobody runs any more
         await services.runs.begin()
+        # the change feed and housekeeping of state shared with other processes (web/shared.py)
+        shared = [asyncio.create_task(part) for part in services.background()]
         try:
             yield
         finally:
             await background.stop()
+            for running in shared:
+                running.cancel()
+            await asyncio.gather(*shared, return_exceptions=True)
             await services.runs.shutdown()
             await services.aclose()
 

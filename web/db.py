@@ -20,19 +20,27 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs)
-
-        @event.listens_for(engine, "connect")
-        def _pragmas(connection: Any, _record: Any) -> None:
-            cursor = connection.cursor()
-            # WAL lets readers (the progress stream, the report) run while a batch writes
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
+        engine = sqlite_engine(url, **kwargs)
     else:
         engine = create_engine(url, pool_pre_ping=True, **kwargs)
     create_tables(engine)
+    return engine
+
+
+def sqlite_engine(url: str, timeout: float = 30, **kwargs: Any) -> Engine:
+    """A SQLite engine whose connections use the app's settings (no tables created); `timeout`: how long a
+    statement waits for a lock."""
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": timeout}, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        # WAL lets readers (the progress stream, the report) run while a batch writes
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
     return engine
 
 

@@ -41,7 +41,7 @@ async def get_batch_wake(request: Request) -> asyncio.Event:
 
 async def rate_limited(request: Request, services: Annotated[Services, Depends(get_services)]) -> None:
     """Counts the request against its client's budget; 429 with Retry-After beyond it."""
-    services.limiter.check(client_address(request, services.settings.trust_forwarded_for))
+    await services.limiter.check(client_address(request, services.settings.trust_forwarded_for))
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

@@ -328,3 +328,53 @@ class Evaluation(SQLModel, table=True):
     mode: str = Field(default="fast", max_length=16)
     threshold: float = 0.5
     report: str | None = None  # JSON, computed when the job is complete
+
+
+# -- state the processes sharing this database keep here (web/shared.py, web/answer_cache.py, web/changes.py) --
+# Times are wall-clock seconds (time.time()) as floats: the same arithmetic in SQLite and PostgreSQL.
+
+
+class RateBucket(SQLModel, table=True):
+    """One client's token bucket for one limit (web.shared.DatabaseBuckets); `key` is a hash, not the address."""
+
+    __tablename__ = "rate_bucket"
+
+    key: str = Field(primary_key=True, max_length=64)
+    tokens: float  # what is left after the last request
+    updated: float = Field(index=True)  # when the last request came (idle buckets are full and purged)
+    granted: bool = True  # whether the last request got a token (read back by the same statement)
+
+
+class LoginFailure(SQLModel, table=True):
+    """One failed login, counted for its client and for its user name (each as a hash: web.shared)."""
+
+    __tablename__ = "login_failure"
+    __table_args__ = (Index("ix_login_failure_key_at", "key", "at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(max_length=64)
+    at: float = Field(index=True)
+
+
+class CachedAnswer(SQLModel, table=True):
+    """A model's parsed answer (engine.cache keys), shared by every node of a PostgreSQL deployment."""
+
+    __tablename__ = "llm_answer"
+
+    key: str = Field(primary_key=True, max_length=64)
+    expires: float = Field(index=True)
+    value: str  # JSON
+
+
+class Change(SQLModel, table=True):
+    """A change other processes must hear of (a moderator's decision, a site's settings), written in the same
+    transaction as the change; each process reads the new rows every half second (web/changes.py). SQLite's
+    AUTOINCREMENT keeps ids from being reused once old rows are pruned."""
+
+    __tablename__ = "change_feed"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=16)  # decision (key: analysis id), site (key: site key)
+    key: str = Field(max_length=64)
+    at: float = Field(index=True)

@@ -1,8 +1,9 @@
-"""Per-client rate limits on the public POST endpoints: a token bucket per IP address.
+"""Per-client rate limits: the public POST endpoints' limit per IP, and each site's limit per client.
 
-A client may send `limit` requests at once and then one more every 60/limit seconds; beyond that
-it gets 429 with Retry-After. Buckets live in memory (per process), which is what a single
-self-hosted instance needs; idle buckets are dropped so the table cannot grow without bound.
+A limit of N per minute is a token bucket per client: N requests at once, then one more every 60/N seconds;
+beyond that 429 with Retry-After. Where the buckets live is the `TokenBuckets` protocol's business: in this
+process's memory (`MemoryBuckets`: one process, nothing to share, no cost) or in the database every process
+shares (web.shared.DatabaseBuckets), so that two nodes behind a load balancer do not double what a client may do.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from fastapi import Request
 
@@ -18,35 +20,55 @@ from web.errors import RateLimited
 MAX_CLIENTS = 50_000
 
 
-class RateLimiter:
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
-        self.clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, last refill time)
+class TokenBuckets(Protocol):
+    async def take(self, key: str, per_minute: int) -> float:
+        """Takes a token from `key`'s bucket (capacity `per_minute`, refilled at that rate): 0.0 when it got one,
+        otherwise the seconds until one will be there (nothing is taken then)."""
+        ...
 
-    def check(self, client: str) -> None:
-        if self.capacity <= 0:
-            return
+
+class MemoryBuckets:
+    """Buckets of one process. Idle ones are dropped once MAX_CLIENTS are held, so the table cannot grow without
+    bound."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill time)
+
+    async def take(self, key: str, per_minute: int) -> float:
+        capacity, rate = float(per_minute), per_minute / 60.0
         now = self.clock()
-        tokens, last = self._buckets.get(client, (self.capacity, now))
-        tokens = min(self.capacity, tokens + (now - last) * self.rate)
+        tokens, last = self._buckets.get(key, (capacity, now))
+        tokens = min(capacity, tokens + (now - last) * rate)
         if tokens < 1.0:
-            retry = max(1, math.ceil((1.0 - tokens) / self.rate))
-            self._buckets[client] = (tokens, now)
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / rate
+        if len(self._buckets) >= MAX_CLIENTS:
+            # a bucket that has refilled completely (60 s whatever the limit) carries no information
+            self._buckets = {k: (t, at) for k, (t, at) in self._buckets.items() if now - at < 60.0}
+        self._buckets[key] = (tokens - 1.0, now)
+        return 0.0
+
+
+class RateLimiter:
+    """One limit: `per_minute` requests per client (0: none), counted in `buckets` under `scope`."""
+
+    def __init__(self, per_minute: int, buckets: TokenBuckets | None = None, scope: str = "api") -> None:
+        self.per_minute = per_minute
+        self.buckets = buckets if buckets is not None else MemoryBuckets()
+        self.scope = scope
+
+    async def check(self, client: str) -> None:
+        if self.per_minute <= 0:
+            return
+        wait = await self.buckets.take(f"{self.scope}\x00{client}", self.per_minute)
+        if wait > 0:
+            retry = max(1, math.ceil(wait))
             raise RateLimited(
-                f"too many requests from {client}: at most {int(self.capacity)} per minute are accepted; "
+                f"too many requests from {client}: at most {self.per_minute} per minute are accepted; "
                 f"try again in {retry} s",
                 retry,
             )
-        if len(self._buckets) >= MAX_CLIENTS:
-            self._forget_full(now)
-        self._buckets[client] = (tokens - 1.0, now)
-
-    def _forget_full(self, now: float) -> None:
-        # a bucket that has refilled completely carries no information
-        full_after = self.capacity / self.rate
-        self._buckets = {c: (t, last) for c, (t, last) in self._buckets.items() if now - last < full_after}
 
 
 def client_address(request: Request, trust_forwarded_for: bool) -> str:

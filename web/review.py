@@ -34,7 +34,7 @@ from sqlmodel import Session, col, select
 
 from engine.errors import UneraseError
 from engine.vocabulary.model import CATEGORIES
-from web import precedents
+from web import changes, precedents
 from web.deferral import raw_cutoff
 from web.models import (
     AnalysisRecord,
@@ -511,6 +511,7 @@ class Review:
             with self._session() as session:
                 if decision is not None:
                     session.add(decision)
+                    changes.record(session, changes.DECISION, item.record.id)  # other processes' widgets
                 session.add(entry)
                 session.commit()  # the decision and its audit entry together, or neither
         except IntegrityError:
@@ -563,6 +564,7 @@ class Review:
                 session.rollback()
             else:
                 session.add(entry)
+                changes.record(session, changes.DECISION, item.record.id)
                 session.commit()  # the removal and its audit entry together, or neither
         if removed != 1:
             self._refuse(item, entry)
@@ -615,6 +617,7 @@ class Review:
                 after=json.dumps({"site": item.site_key, "term": terms[term_id], "rule": rule}, ensure_ascii=False),
             )
             session.add(entry)
+            changes.record(session, changes.SITE, item.site_key)  # the site's scope, in every process
             session.commit()
         return entry
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,15 +23,20 @@ from engine.sense_examples import load_examples as load_sense_examples
 from engine.use_model import LearnedUses, UseModel, shipped_use_model
 from engine.vocabulary.loader import load_vocabularies
 from web.analysis_log import new_node_id
+from web.answer_cache import DatabaseCache
+from web.changes import DECISION, SITE, ChangeFeed
 from web.db import make_engine
 from web.examples import Example, load_examples
 from web.forum import Thread, load_thread
+from web.logins import LoginGuard
 from web.precedents import DatabaseExamples, DatabasePrecedents
 from web.ratelimit import RateLimiter
 from web.runs import Coordination, Runs
 from web.settings import LLMSettings, Settings
+from web.shared import SharedState
 from web.sites import Sites
 from web.store import Store
+from web.upkeep import OFTEN, Upkeep
 from web.widget import Widget
 
 
@@ -102,7 +108,11 @@ class Services:
     sites: Sites = field(init=False)
     widget: Widget = field(init=False)
     forum: Thread | None = None
-    cache: SQLiteCache | None = None  # the model answers' cache build() opened
+    cache: SQLiteCache | DatabaseCache | None = None  # the model answers' cache build() opened
+    shared: SharedState | None = None  # rate limits, failed logins and answers other processes see too
+    login_guard: LoginGuard = field(default_factory=lambda: LoginGuard(0))
+    changes: ChangeFeed | None = None  # what other processes changed, read twice a second (web/changes.py)
+    upkeep: Upkeep | None = None
     models: tuple[LLMBackend, ...] = ()  # the model clients build() made (not those a caller passed in)
 
     @classmethod
@@ -117,7 +127,8 @@ class Services:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         database = make_engine(settings.resolved_database_url)
         router = backends if backends is not None else build_router(settings)
-        cache = SQLiteCache(settings.data_dir / "llm-cache.sqlite")
+        shared = SharedState.choose(settings, database)
+        cache = shared.cache
         sources = verdict_sources(settings, database)
         analyzer = Analyzer(
             detector,
@@ -135,7 +146,7 @@ class Services:
         for language in detector.languages:
             analyzer.uses.rules(language)  # read (and checked) now, not on a first request's event loop
         store = Store(database, settings.spot_check_percent)
-        limiter = RateLimiter(settings.rate_limit_per_minute)
+        limiter = RateLimiter(settings.rate_limit_per_minute, shared.buckets)
         examples = tuple(e for e in load_examples() if e.lang in detector.languages)
         # several processes may share the database: analyses are claimed in it (web/runs.py, docs/deploy.md)
         coordination = Coordination(
@@ -144,10 +155,17 @@ class Services:
         runs = Runs(analyzer, store, coordination=coordination)
         services = cls(settings, detector, analyzer, store, runs, limiter, examples)
         services.forum = load_thread()
-        services.sites = Sites(store)
+        services.sites = Sites(store, shared.buckets)
         services.sites.ensure_demo()
         services.widget = Widget(analyzer, runs, store, services.sites, settings.widget_wait_seconds)
-        services.cache = cache
+        services.cache, services.shared = cache, shared
+        services.login_guard = LoginGuard(settings.login_attempts, shared.failures)
+        services.changes = ChangeFeed(database)
+        services.changes.on(DECISION, services.widget.forget)
+        services.changes.on(SITE, services.sites.forget)
+        services.changes.on(SITE, services.widget.forget_site)
+        services.changes.start()
+        services.upkeep = Upkeep([*shared.purges(), (services.changes.prune, OFTEN)])
         services.models = tuple(router.all()) if backends is None else ()
         return services
 
@@ -156,8 +174,8 @@ class Services:
         connections (left to the garbage collector, an open PostgreSQL connection is dropped mid-session)."""
         for model in self.models:
             await model.aclose()
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.close)
+        if self.shared is not None:
+            await self.shared.aclose()
         sources = self.analyzer.precedents
         for source in sources.sources if isinstance(sources, ChainedSources) else ():
             if isinstance(source, ExampleSource):
@@ -168,6 +186,10 @@ class Services:
     def node(self) -> str:
         """This process's id among the processes sharing the database: the owner of what it claims."""
         return self.runs.node
+
+    def background(self) -> list[Coroutine[Any, Any, None]]:
+        """What runs beside the requests while the app lives: reading the change feed, housekeeping."""
+        return [part.run() for part in (self.changes, self.upkeep) if part is not None]
 
     def status_line(self) -> dict[str, Any]:
         """What the pages say is active: mode, vocabularies, model."""

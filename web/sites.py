@@ -22,11 +22,13 @@ from sqlmodel import Session, col, select
 
 from engine.errors import UneraseError
 from engine.scope import Scope
+from web import changes
 from web.models import Feedback, ServerSecret, Site, SiteTermRule
-from web.ratelimit import RateLimiter
+from web.ratelimit import MemoryBuckets, RateLimiter, TokenBuckets
 from web.store import Store
 
-CACHE_SECONDS = 5.0  # a change made by `unerase site update` in another process is seen this quickly
+# a change made in another process is announced on the change feed (web/changes.py); this is the fallback
+CACHE_SECONDS = 5.0
 DEMO_SITE = "demo"
 
 
@@ -104,6 +106,7 @@ def site_to_dict(site: Site) -> dict[str, Any]:
 @dataclass
 class Sites:
     store: Store
+    buckets: TokenBuckets = field(default_factory=MemoryBuckets)  # where the per-client limits are counted
     _cache: dict[str, tuple[float, Site | None]] = field(default_factory=dict)
     _limiters: dict[str, RateLimiter] = field(default_factory=dict)
     _scopes: dict[str, tuple[float, Scope]] = field(default_factory=dict)
@@ -146,9 +149,10 @@ class Sites:
             return list(session.exec(query))
 
     def forget(self, key: str) -> None:
-        """Drops what this process remembers of a site, after a change."""
+        """Drops what this process remembers of a site, after a change (here, or announced by the change feed)."""
         self._cache.pop(key, None)
         self._scopes.pop(key, None)
+        self._limiters.pop(key, None)
 
     def all(self) -> list[Site]:
         with Session(self.store.engine) as session:
@@ -157,9 +161,9 @@ class Sites:
     def save(self, site: Site) -> Site:
         with Session(self.store.engine, expire_on_commit=False) as session:
             session.add(site)
+            changes.record(session, changes.SITE, site.key)  # other processes forget their copy
             session.commit()
-        self._cache.pop(site.key, None)
-        self._limiters.pop(site.key, None)
+        self.forget(site.key)
         return site
 
     def ensure_demo(self) -> None:
@@ -240,11 +244,13 @@ class Sites:
             )
         raise Forbidden(f"the origin {origin} is not allowed for site '{site.key}'; allowed: {allowed}")
 
-    def limit(self, site: Site, client: str) -> None:
+    async def limit(self, site: Site, client: str) -> None:
+        """The site's limit per client (429 beyond it), counted where every process sees it."""
         limiter = self._limiters.get(site.key)
         if limiter is None:
-            limiter = self._limiters[site.key] = RateLimiter(site.rate_limit_per_minute)
-        limiter.check(client)
+            limiter = RateLimiter(site.rate_limit_per_minute, self.buckets, scope=f"site\x00{site.key}")
+            self._limiters[site.key] = limiter
+        await limiter.check(client)
 
 
 def parse_list(values: Sequence[str] | None) -> list[str]:

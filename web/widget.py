@@ -74,13 +74,24 @@ class Widget:
         self.wait = wait  # seconds a check waits for new analyses (widget_wait_seconds)
         self._memory_keys: OrderedDict[str, str] = OrderedDict()  # no-store sites: content key -> analysis id
         self._memory_sites: OrderedDict[str, str] = OrderedDict()  # no-store sites: analysis id -> site key
-        # finished documents ready to send, with the time they were made: another worker process may
-        # record a moderator's decision, which this one learns by rebuilding after DOCUMENT_SECONDS
+        # finished documents ready to send, with the time they were made. A moderator's decision in another
+        # process reaches this one through the change feed (web/changes.py: `forget`) within a second; rebuilding
+        # after DOCUMENT_SECONDS is the fallback should the feed not be read for a while
         self.documents: OrderedDict[str, tuple[float, str, bytes]] = OrderedDict()
+        self._forgotten = 0  # how many times documents were dropped: one built meanwhile may be stale already
 
     def forget(self, analysis_id: str) -> None:
-        """Drops the document kept ready for this analysis (a moderator just decided it here)."""
+        """Drops the document kept ready for this analysis (a moderator decided it, here or in another process:
+        web/changes.py)."""
         self.documents.pop(analysis_id, None)
+        self._forgotten += 1
+
+    def forget_site(self, site_key: str) -> None:
+        """Drops the documents kept ready for a site whose settings changed (τ and calibration decide what its
+        documents say)."""
+        for analysis_id in [a for a, (_, key, _) in self.documents.items() if key == site_key]:
+            del self.documents[analysis_id]
+        self._forgotten += 1
 
     def _known(self, site: Site, keys: list[str]) -> dict[str, str]:
         if not site.store:
@@ -170,6 +181,7 @@ class Widget:
         cached = self.documents.get(analysis_id)
         if cached is not None and cached[1] == site.key and time.monotonic() - cached[0] < DOCUMENT_SECONDS:
             return cached[2]
+        forgotten = self._forgotten
         if not await run_in_threadpool(self.owns, site, analysis_id):
             return None
         found = await self.runs.lookup(analysis_id)
@@ -182,7 +194,7 @@ class Widget:
         decided = await run_in_threadpool(self.store.latest_decisions, [analysis_id])
         document = document_as_shown(document, site, decided.get(analysis_id))
         body = json.dumps(document, ensure_ascii=False).encode()
-        if record.status == "complete":
+        if record.status == "complete" and forgotten == self._forgotten:
             self.documents[analysis_id] = (time.monotonic(), site.key, body)
             while len(self.documents) > DOCUMENTS:
                 self.documents.popitem(last=False)

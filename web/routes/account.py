@@ -7,7 +7,8 @@ A page on another site can make the browser send our cookie, but it can neither 
 cannot write the matching field. After login, forms carry the session's own token (`web.auth.check_csrf`).
 
 Guessing passwords is limited twice: per client IP (one client trying many names) and per user name (many
-clients trying one name). Only failures count, so a moderator who types correctly is never held up.
+clients trying one name), by web.logins.LoginGuard. Only failures count, so a moderator who types correctly is
+never held up.
 """
 
 from __future__ import annotations
@@ -15,9 +16,6 @@ from __future__ import annotations
 import hmac
 import math
 import secrets
-import time
-from collections import deque
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -34,6 +32,7 @@ from web.auth import (
 )
 from web.deps import ServicesDep, TemplatesDep
 from web.i18n import plural_key, text
+from web.logins import LoginGuard
 from web.models import User, iso
 from web.ratelimit import client_address
 
@@ -41,58 +40,11 @@ router = APIRouter(tags=["account"])
 
 LOGIN_COOKIE = "unerase_login"
 LOGIN_COOKIE_SECONDS = 3600
-WINDOW_SECONDS = 15 * 60
-MAX_TRACKED = 50_000
 
 
-class FailureLimiter:
-    """Counts failed logins per key in a sliding window; `retry_after` says how long a key must wait."""
-
-    def __init__(self, limit: int, window: float = WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic):
-        self.limit = limit
-        self.window = window
-        self.clock = clock
-        self._failures: dict[str, deque[float]] = {}
-
-    def _recent(self, key: str, now: float) -> deque[float]:
-        failures = self._failures.get(key, deque())
-        while failures and failures[0] <= now - self.window:
-            failures.popleft()
-        return failures
-
-    def retry_after(self, key: str) -> int:
-        """0 when the key may try again, otherwise whole seconds until its oldest counted failure expires."""
-        if self.limit <= 0:
-            return 0
-        now = self.clock()
-        failures = self._recent(key, now)
-        if len(failures) < self.limit:
-            return 0
-        return max(1, math.ceil(failures[0] + self.window - now))
-
-    def fail(self, key: str) -> None:
-        now = self.clock()
-        if len(self._failures) >= MAX_TRACKED:
-            # keys with no failure inside the window carry no information
-            self._failures = {k: d for k, d in self._failures.items() if self._recent(k, now)}
-        failures = self._recent(key, now)
-        failures.append(now)
-        self._failures[key] = failures
-
-
-class LoginGuard:
-    def __init__(self, limit: int) -> None:
-        self.by_client = FailureLimiter(limit)
-        self.by_name = FailureLimiter(limit)
-
-
-def guard(request: Request, services: ServicesDep) -> LoginGuard:
-    """One guard per app (the counts must outlive a request), made on first use."""
-    state = request.app.state
-    found: LoginGuard | None = getattr(state, "login_guard", None)
-    if found is None:
-        found = state.login_guard = LoginGuard(services.settings.login_attempts)
-    return found
+async def guard(services: ServicesDep) -> LoginGuard:
+    """The app's guard (web/logins.py): its counts outlive a request and, on a shared database, this process."""
+    return services.login_guard
 
 
 GuardDep = Annotated[LoginGuard, Depends(guard)]
@@ -159,15 +111,14 @@ async def login(
     if not csrf or not expected or not hmac.compare_digest(csrf.encode(), expected.encode()):
         return await again(403, text("login.expired"))
     client, name = client_address(request, services.settings.trust_forwarded_for), username.strip().lower()
-    wait = max(login_guard.by_client.retry_after(client), login_guard.by_name.retry_after(name))
+    wait = await login_guard.retry_after(client, name)
     if wait:
         minutes = math.ceil(wait / 60)
         message = text(plural_key("login.too_many", minutes), count=minutes)
         return await again(429, message, {"Retry-After": str(wait)})
     user = await run_in_threadpool(accounts(request).authenticate, username, password)
     if user is None:
-        login_guard.by_client.fail(client)
-        login_guard.by_name.fail(name)
+        await login_guard.fail(client, name)
         return await again(400, text("login.wrong"))
     old = request.cookies.get(SESSION_COOKIE)
     if old:

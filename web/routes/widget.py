@@ -72,7 +72,7 @@ async def allowed_site(site_key: str, request: Request, services: ServicesDep) -
     Reads of an analysis need no Origin (a browser sends none to its own server's pages)."""
     site = await known_site(site_key, services)
     services.sites.check_origin(site, request.headers.get("origin"), own_origin(request))
-    services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
+    await services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
     return site
 
 
@@ -81,7 +81,7 @@ async def site_for_page(site_key: str, request: Request, services: ServicesDep) 
     checks and feedback spend the site's quota, its model calls and its storage); counted against its limit."""
     site = await known_site(site_key, services)
     services.sites.check_origin(site, request.headers.get("origin"), own_origin(request), required=True)
-    services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
+    await services.sites.limit(site, client_address(request, services.settings.trust_forwarded_for))
     return site
 
 
