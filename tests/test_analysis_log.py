@@ -12,15 +12,18 @@ from concurrent.futures import ThreadPoolExecutor
 from threading import Barrier
 
 import pytest
+from sqlmodel import Session
 
 from engine.analysis import Analyzer, BackendRouter
 from engine.cache import MemoryCache
 from engine.detector import Detector
 from engine.result import StoredEvent, stored
 from web.analysis_log import AnalysisLog, LostClaim, event_key
-from web.models import AnalysisRecord
+from web.models import AnalysisRecord, Site, SiteTermRule
 from web.runs import Coordination, Runs
+from web.sites import Sites
 from web.store import Store
+from web.widget import Widget
 
 TEXT = "a faggot and a junkie"
 NOW = 1_000_000.0
@@ -164,4 +167,29 @@ async def test_a_run_that_lost_its_claim_stores_nothing(detector: Detector, stor
     assert snapshot is not None and [e["type"] for _, e in snapshot.events] == ["analysis"]
     record = store.analysis("a1")
     assert record is not None and (record.status, record.owner) == ("running", "successor")
+    await runs.shutdown()
+
+
+async def test_a_site_analysis_taken_over_keeps_the_sites_term_rules(detector: Detector, store: Store) -> None:
+    """A widget analysis of a site that excluded a term, left by a dead process, is finished elsewhere without it."""
+    excluded = next(h.term.id for h in detector.detect(TEXT, "en").hits if h.surface == "faggot")
+    with Session(store.engine) as session:
+        session.add(Site(key="s1", name="Forum"))
+        session.commit()
+        session.add(SiteTermRule(site_key="s1", term_id=excluded, rule="exclude", moderator="ana"))
+        session.commit()
+    record = AnalysisRecord(id="w1", text=TEXT, requested_language="en", source="widget")
+    assert store.add_widget_analyses("s1", [("content-key", record)]) == set()
+    assert AnalysisLog(store.engine, "dead", 10.0).claim("w1", detached=True, now=NOW)
+
+    analyzer = Analyzer(detector, BackendRouter(None), cache=MemoryCache())
+    runs = Runs(analyzer, store, coordination=Coordination(node="heir", lease_seconds=10.0))
+    runs.scope_of = Widget(analyzer, runs, store, Sites(store), wait=0.0).scope_of
+    assert await runs.take_over() == 1
+    run = runs.current("w1")
+    assert run is not None and run.task is not None
+    await asyncio.wait_for(run.task, 30)
+    found = await runs.lookup("w1")
+    assert found is not None and found.record.status == "complete"
+    assert [e["data"]["surface"] for e in found.events if e["type"] == "hit"] == ["junkie"]
     await runs.shutdown()

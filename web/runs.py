@@ -30,7 +30,7 @@ import json
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from starlette.concurrency import run_in_threadpool
@@ -97,7 +97,10 @@ class Runs:
         writer: GroupWriter | None = None,
         coordination: Coordination | None = None,
         signals: Signals | None = None,
+        scope_of: Callable[[str], Scope | None] | None = None,
     ) -> None:
+        """`scope_of(analysis_id)` (blocking) gives the term rules of the site an analysis belongs to, for a run
+        that continues an analysis another request or process started (the widget knows them, web.widget)."""
         self.analyzer = analyzer
         self.store = store
         # finished streams are stored through it, many per commit (the synchronous API's analyses too)
@@ -105,6 +108,7 @@ class Runs:
         self.coordination = coordination or Coordination()
         self.log = AnalysisLog(store.engine, self.coordination.node, self.coordination.lease_seconds)
         self.signals = signals or Signals(store.engine)
+        self.scope_of = scope_of
         self._runs: dict[str, Run] = {}
         # finished analyses that must not be stored (no-store sites), newest last, bounded
         self.memory: OrderedDict[str, tuple[AnalysisRecord, list[StoredEvent]]] = OrderedDict()
@@ -294,6 +298,9 @@ class Runs:
                     return  # another process runs it: listeners here follow it through the database
                 skip: Counter[str] = Counter()
                 if run.persist and not fresh:
+                    if scope is None and self.scope_of is not None:
+                        # a site's analysis started elsewhere: the same term rules as where it began
+                        scope = await run_in_threadpool(self.scope_of, run.analysis_id)
                     # claimed from a pending or abandoned analysis: continue after what is stored
                     snapshot = await run_in_threadpool(self.log.snapshot, run.analysis_id)
                     prefix = [event for _, event in snapshot.events] if snapshot is not None else []

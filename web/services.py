@@ -158,6 +158,7 @@ class Services:
         services.sites = Sites(store, shared.buckets)
         services.sites.ensure_demo()
         services.widget = Widget(analyzer, runs, store, services.sites, settings.widget_wait_seconds)
+        runs.scope_of = services.widget.scope_of  # a widget analysis taken over keeps its site's term rules
         services.cache, services.shared = cache, shared
         services.login_guard = LoginGuard(settings.login_attempts, shared.failures)
         services.changes = ChangeFeed(database)

@@ -253,6 +253,12 @@ class Store:
                 session.add(WidgetResult(cache_key=key, site_key=site_key, analysis_id=record.id))
             session.commit()
 
+    def widget_site(self, analysis_id: str) -> str | None:
+        """The site whose widget made this analysis, if one did."""
+        with self._session() as session:
+            query = select(WidgetResult.site_key).where(WidgetResult.analysis_id == analysis_id)
+            return session.exec(query.limit(1)).first()
+
     def widget_made(self, site_key: str, analysis_id: str) -> bool:
         """Whether the site's widget made (and stored) this analysis."""
         with self._session() as session:

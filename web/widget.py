@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from engine.analysis import Analyzer
 from engine.errors import UneraseError
+from engine.scope import Scope
 from web.models import AnalysisRecord, Site
 from web.results import analysis_document
 from web.runs import Runs
@@ -97,6 +98,12 @@ class Widget:
         if not site.store:
             return {k: self._memory_keys[k] for k in keys if k in self._memory_keys}
         return self.store.widget_analyses(keys)
+
+    def scope_of(self, analysis_id: str) -> Scope | None:
+        """Blocking. The term rules of the site whose widget made this analysis (None: no site's), for a process
+        that continues an analysis another one started (web.runs)."""
+        site_key = self.store.widget_site(analysis_id)
+        return self.sites.scope(site_key) if site_key is not None else None
 
     def owns(self, site: Site, analysis_id: str) -> bool:
         """Whether the site's widget made this analysis: a site's posts are served by its own widget only, not by
