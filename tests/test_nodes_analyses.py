@@ -230,3 +230,19 @@ def test_simultaneous_widget_checks_of_one_new_post_across_nodes_make_one_analys
             time.sleep(0.1)
         # every check that started an analysis had started it before answering: one analysis asked its questions
         assert model.calls == QUESTIONS and set(model.questions().values()) == {1}
+
+
+@pytest.mark.postgres
+def test_a_reader_of_a_killed_node_resumes_exactly_on_the_other(tmp_path: Path) -> None:
+    """The events a reader saw from the node that died are numbered the same by the node that finishes the
+    analysis: the stored ones are kept, and the rest (the hits, shown before they were stored) are produced alike."""
+    with scripted_model_server(delay=2.0) as model, two_nodes("postgresql", tmp_path, model) as (a, b):
+        analysis_id = start_async(a, text_for("reader-of-killed"))
+        path = f"/api/v1/analyses/{analysis_id}/events"
+        head = read_stream(a, path, stop_after=3)
+        assert [m.event for m in head] == ["analysis", "hit", "hit"]
+        a.kill()
+        rest = read_stream(b, path, last_event_id=head[-1].id)  # waits while B takes the analysis over
+        whole = head + rest
+        assert_whole(whole)
+        assert without_timing(whole) == without_timing(read_stream(b, path))

@@ -16,8 +16,10 @@ analysis goes back to pending. Processes that run jobs (`run_jobs`) also take ov
 (`maintain`), so nothing stays pending when a node dies. The finished stream is stored whole (Store.save_many).
 
 Deliberate choices (do not "fix"):
-- Events are shown only once stored, even to a listener in the owning process: a first hit costs one database
-  write more, and in exchange no client ever holds an event that another node numbers differently.
+- Events are shown only once stored, even to a listener in the owning process, so no client ever holds an event
+  that another node numbers differently. Except the head of the stream, the `analysis` event and the hits: they
+  are the same, in the same order, whoever produces them (matching is deterministic), so a process that takes an
+  analysis over numbers them as the first one did, and readers get the first hit without waiting for a write.
 - Without a listener, events are stored in groups (IDLE_FLUSH_SECONDS): a vocabulary-only analysis finishes before
   the first group is due and costs one write, the final one, as it did before processes shared work.
 """
@@ -49,6 +51,7 @@ log = logging.getLogger("unerase.runs")
 
 MEMORY_ANALYSES = 5_000
 IDLE_FLUSH_SECONDS = 0.1  # how long events wait to be stored together when nobody is listening
+HEAD = frozenset({"analysis", "hit"})  # the events any producer of an analysis produces alike, first (module doc)
 TAKE_AT_ONCE = 50  # detached analyses one look of `maintain` claims
 MAX_LOCAL_RUNS = 500  # `maintain` claims nothing more while this process runs as many
 
@@ -77,8 +80,10 @@ class Run:
     detached: bool = False
     persist: bool = True  # False for no-store sites: nothing is written, the finished stream stays in memory
     record: AnalysisRecord | None = None
-    events: list[StoredEvent] = field(default_factory=list)  # stored and shown; the index is the event's number
-    unsaved: list[StoredEvent] = field(default_factory=list)  # produced, not yet stored
+    events: list[StoredEvent] = field(default_factory=list)  # shown; the index is the event's number
+    stored: int = 0  # how many of the first events are stored (all shown ones, but for the head)
+    unsaved: list[StoredEvent] = field(default_factory=list)  # produced, neither stored nor shown yet
+    head: bool = True  # only head events so far: they are shown at once
     over: bool = False  # no more events will come from this run (done, cancelled, or its claim was lost)
     lost: bool = False  # another process holds the analysis now
     listeners: int = 0
@@ -305,7 +310,9 @@ class Runs:
                     snapshot = await run_in_threadpool(self.log.snapshot, run.analysis_id)
                     prefix = [event for _, event in snapshot.events] if snapshot is not None else []
                     skip.update(event_key(event) for event in prefix)
+                    run.head = all(event["type"] in HEAD for event in prefix)
                     await self._show(run, prefix)
+                    run.stored = len(prefix)
                 events = self.analyzer.analyze(
                     record.text, record.requested_language, record.mode, run.analysis_id, scope
                 )
@@ -318,13 +325,13 @@ class Runs:
                     if item["type"] == "done":
                         await self._finish(run, record, item)
                     else:
-                        self._produced(run, item)
+                        await self._produced(run, item)
             except UneraseError as exc:
                 if isinstance(exc, LostClaim):
                     raise
                 # the input was checked before the analysis was created, so this is rare (a
                 # vocabulary reloaded without a language, say); it still ends the stream properly
-                self._produced(run, stored(ErrorEvent(exc.code, exc.message, "input")))
+                await self._produced(run, stored(ErrorEvent(exc.code, exc.message, "input")))
                 await self._finish(run, record, stored(Done(0.0, cached=False)))
         except LostClaim:
             log.warning("analysis %s was taken over by another process; this one stops", run.analysis_id)
@@ -355,24 +362,29 @@ class Runs:
             if self._runs.get(run.analysis_id) is run:
                 del self._runs[run.analysis_id]
 
-    def _produced(self, run: Run, event: StoredEvent) -> None:
-        run.unsaved.append(event)
+    async def _produced(self, run: Run, event: StoredEvent) -> None:
+        if run.head and event["type"] in HEAD:
+            await self._show(run, [event])  # stored with the next group; shown now (module doc)
+        else:
+            run.head = False
+            run.unsaved.append(event)
         if run.flusher is None or run.flusher.done():
             run.flusher = asyncio.create_task(self._flush(run))
 
     async def _flush(self, run: Run) -> None:
-        """Stores what the run produced, in groups, and then shows it (module doc)."""
+        """Stores what the run produced, in groups, and then shows what waited for it (module doc)."""
         if run.persist and not run.listeners:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run.hurry.wait(), IDLE_FLUSH_SECONDS)
         else:
             await asyncio.sleep(0)  # what the engine produces in one go is stored together
-        while run.unsaved and not run.over:
+        while (run.stored < len(run.events) or run.unsaved) and not run.over:
             group, run.unsaved = run.unsaved, []
+            first, batch = run.stored, [*run.events[run.stored :], *group]
             if run.persist:
                 run.writing = True
                 try:
-                    await run_in_threadpool(self.log.append, run.analysis_id, len(run.events), group)
+                    await run_in_threadpool(self.log.append, run.analysis_id, first, batch)
                 except LostClaim:
                     run.lost = True
                     if run.task is not None:
@@ -380,6 +392,7 @@ class Runs:
                     return
                 finally:
                     run.writing = False
+            run.stored = first + len(batch)
             await self._show(run, group)
 
     async def _stop_flusher(self, run: Run) -> None:
@@ -413,6 +426,7 @@ class Runs:
             self.memory[run.analysis_id] = (record.model_copy(update={"status": "complete"}), events)
             while len(self.memory) > MEMORY_ANALYSES:
                 self.memory.popitem(last=False)
+        run.stored = len(events)
         await self._show(run, rest)
 
     async def _show(self, run: Run, events: list[StoredEvent]) -> None:
