@@ -281,7 +281,7 @@ class Runs:
             while True:
                 async with run.changed:
                     await run.changed.wait_for(lambda seen=position: len(run.events) > seen or run.over)  # type: ignore[misc]
-                    fresh = list(enumerate(run.events))[position:]
+                    fresh = [(number, run.events[number]) for number in range(position, len(run.events))]
                     over = run.over
                 for number, event in fresh:
                     position = number + 1
