@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -26,6 +23,7 @@ from e2e.support.demo import EN_TERM, EN_TEXT, analyse, wait_until_done
 from e2e.support.widget import TOKEN, embed, one_post_page, register_site
 from engine.llm.backend import Message
 from tests.support.scripted_backend import default_answer
+from tests.support.scripted_server import ScriptedModelServer
 
 UNREADABLE = "I think this text is probably fine, but it depends on who reads it."
 PARSER_DETAIL = "expected tags"
@@ -35,53 +33,6 @@ WIDGET_TIMEOUT_MS = 60_000
 SLOW_ANSWER_S = 6.0  # longer than the widget's check waits, so panels open on a running analysis
 
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-class ScriptedModelServer:
-    """Answers POST /v1/chat/completions like an OpenAI-compatible server, with `answer(messages)` as the text;
-    an answer of None is a server error (HTTP 500) instead."""
-
-    def __init__(self, answer: Callable[[list[Message]], str | None]) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                messages = [Message(m["role"], m["content"]) for m in request["messages"]]
-                text = answer(messages)
-                if text is None:
-                    self.send_error(500, "scripted failure")
-                    return
-                body = json.dumps(
-                    {
-                        "id": "scripted",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": request["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": text},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def app_with(start_server: StartServer, answer: Callable[[list[Message]], str | None], name: str) -> Iterator[str]:

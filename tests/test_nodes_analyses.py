@@ -24,7 +24,7 @@ import pytest
 from .postgres import database_url_or_skip, fresh_schema_url
 from .support.app_process import AppProcess, app_processes
 from .support.scripted_server import ScriptedModelServer, scripted_model_server
-from .support.sites import FORUM, TOKEN
+from .support.sites import FORUM, TOKEN, add_site
 
 LEASE_SECONDS = 3.0
 WAIT_SECONDS = 120.0  # the longest any wait below lasts (a shared, loaded machine is slow)
@@ -203,13 +203,7 @@ def test_simultaneous_widget_checks_of_one_new_post_across_nodes_make_one_analys
     readers = 10
     with scripted_model_server(delay=ANSWER_SECONDS) as model, two_nodes("postgresql", tmp_path, model) as nodes:
         with nodes[0].client() as client:
-            created = client.post(
-                "/api/v1/sites",
-                json={"name": "Forum", "allowed_origins": [FORUM]},
-                headers={"Authorization": f"Bearer {TOKEN}"},
-            )
-        assert created.status_code == 201, created.text
-        key = created.json()["key"]
+            key = add_site(client)  # type: ignore[arg-type]  # an httpx client, as TestClient is one
         post = {"lang": "en", "posts": [{"id": "p1", "text": text_for("widget")}]}
 
         def check(reader: int) -> tuple[int, str]:

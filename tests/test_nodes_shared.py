@@ -23,13 +23,12 @@ from .postgres import database_url_or_skip, fresh_schema_url
 from .support.app_process import AppProcess, app_processes
 from .support.paths import FIXTURES
 from .support.scripted_server import ScriptedModelServer, scripted_model_server
+from .support.sites import FORUM, TOKEN, add_site
 from .webapp import LEMMA_CACHE
 
 pytestmark = pytest.mark.postgres
 
-TOKEN = "nodes-admin-token"
 PASSWORD = "correct horse battery"
-FORUM = "https://forum.example"
 PER_MINUTE = 10
 LOGIN_ATTEMPTS = 3
 # a moderator's decision reaches the other node's widget at its next read of the change feed
@@ -138,13 +137,7 @@ def test_a_decision_on_one_node_reaches_the_other_nodes_widget_within_a_second(n
     nodes.user("mia")
     sent = {"X-Forwarded-For": "192.0.2.7"}
     with nodes.a.client() as a, nodes.b.client() as b:
-        created = a.post(
-            "/api/v1/sites",
-            json={"name": "Forum", "allowed_origins": [FORUM]},
-            headers={"Authorization": f"Bearer {TOKEN}"},
-        )
-        assert created.status_code == 201, created.text
-        site = created.json()["key"]
+        site = add_site(a)  # type: ignore[arg-type]  # an httpx client, as TestClient is one
         posts = [{"id": "p1", "text": "a faggot and a junkie"}]
         checked = a.post(f"/api/v1/widget/{site}/check", json={"lang": "en", "posts": posts}, headers={"Origin": FORUM})
         assert checked.status_code == 200, checked.text
