@@ -50,6 +50,9 @@ CONTEXT = 400  # characters read on each side of a hit at most
 SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
+# an attack_before_quote cue starting with "^" counts only when it opens the sentence: Dutch "die" is "those"
+# there ('Die "mongolen" van het tehuis ...') but a relative pronoun inside one ('de jongen die "flikker" riep')
+SENTENCE_START = "^"
 GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and the hit ("called me a dirty ...")
 # an `after` cue starting with "+" may follow the hit's noun phrase: up to this many words stand between them
 # ("... jokes under her selfie is not banter")
@@ -82,6 +85,7 @@ class _Cue:
     kind: str
     gap: bool
     text: str
+    first: bool = False  # attack_before_quote only: the cue must open the sentence ("^die")
 
 
 def fold(text: str) -> str:
@@ -224,7 +228,7 @@ class UseRules:
         if opening is not None:
             outside = _words(text[_sentence_start(text, opening) : opening])
             for scare in self.attack_before_quote:
-                if _distance_before(outside, scare, 0) == 0:
+                if _distance_before(outside, scare, 0) == 0 and (not scare.first or len(outside) == len(scare.words)):
                     return UseReading("attack", scare.text)  # scare quotes aimed at someone: `you "..."`
             return UseReading("quoted", "quotation marks")
         if nearest is not None and nearest.kind == "reported":
@@ -311,10 +315,11 @@ def _first_phrase(words: list[str], phrases: Sequence[tuple[str, ...]]) -> str:
 def _attack_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:
     cues = []
     for phrase in phrases:
-        words = tuple(_words(str(phrase)))
+        text = str(phrase).strip()
+        words = tuple(_words(text.removeprefix(SENTENCE_START)))
         if not words:
             raise UseRulesError(f"{where}: attack_before_quote: the cue {phrase!r} has no word")
-        cues.append(_Cue(words, "attack", False, str(phrase).strip()))
+        cues.append(_Cue(words, "attack", False, text, first=text.startswith(SENTENCE_START)))
     return tuple(cues)
 
 

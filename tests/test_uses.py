@@ -226,6 +226,23 @@ def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None
         # "als" / "como" also compare: "just like the other ..." is no first-person "as a ..."
         ("nl", "Weer een nieuwe buurman, net als die andere kutmarokkanen hier.", "kutmarokkanen"),
         ("pt", "Chegou mais uma família, como os outros ciganos da rua.", "ciganos"),
+        # scare quotes after "so-called" or a demonstrative: the writer points at people, quoting no one
+        ("en", 'The so-called "wetbacks" on our street never pay for anything.', "wetbacks"),
+        ("en", 'Those "faggots" from the gym want a parade now.', "faggots"),
+        ("fr", "Ces « bougnoules » du troisième font encore du bruit.", "bougnoules"),
+        ("fr", "Les soi-disant « pédés » du club ont encore gagné.", "pédés"),
+        ("de", "Diese „Kanaken“ vom Kiosk schon wieder.", "Kanaken"),
+        ("de", "Die „Kanaken“ vom Kiosk schon wieder.", "Kanaken"),
+        ("nl", 'Die "flikkers" van de sportschool willen nu een optocht.', "flikkers"),
+        ("nl", 'Die zogenaamde "flikkers" van de sportschool willen nu een optocht.', "flikkers"),
+        ("it", "Quei «froci» della palestra vogliono pure la parata.", "froci"),
+        ("pt", "Esses «paneleiros» do ginásio querem agora uma marcha.", "paneleiros"),
+        ("el", "Αυτοί οι «πούστηδες» από το γυμναστήριο θέλουν και παρέλαση.", "πούστηδες"),
+        # a naming the writer endorses is no report
+        ("en", "My uncle is right to call them wetbacks, look at the wages.", "wetbacks"),
+        ("fr", "Il a raison de les traiter de bougnoules, regarde le quartier.", "bougnoules"),
+        ("nl", "Hij heeft gelijk als hij ze flikkers noemt.", "flikkers"),
+        ("it", "Ha ragione a chiamarli froci, guarda come si vestono.", "froci"),
     ],
 )
 def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, surface: str) -> None:
@@ -248,6 +265,27 @@ def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, 
 )
 def test_as_x_we_is_a_self_reference(language: str, text: str, surface: str, use: str) -> None:
     assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # "die" before a quotation is "those" only when it opens the sentence; inside one it is a relative pronoun
+        ("nl", 'Ik zag de jongen die "flikkers" op de muur schreef.', "flikkers"),
+        ("de", "Wir suchen den Mann, der „Kanaken“ an die Wand sprühte.", "Kanaken"),
+        ("de", "Es war die „Kanaken“-Parole von damals, die uns alle erschreckte.", "Kanaken"),
+    ],
+)
+def test_a_demonstrative_inside_a_sentence_leaves_a_quotation(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language) == ("quoted", "quotation marks")
+
+
+def test_a_sentence_start_cue_is_read_from_the_rules() -> None:
+    rules = UseRules.from_dict({"quotes": ['""'], "attack_before_quote": ["^those"]}, "en")
+    hits = [h for h in detector_for("en").detect('Those "kikes" again.', "en").hits]
+    assert rules.read('Those "kikes" again.', hits[0]).use == "attack"
+    hits = [h for h in detector_for("en").detect('I hate those "kikes" posts.', "en").hits]
+    assert rules.read('I hate those "kikes" posts.', hits[0]).use == "quoted"
 
 
 def test_the_word_named_as_the_one_to_replace_is_reported() -> None:
