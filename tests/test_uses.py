@@ -22,7 +22,7 @@ from engine.events import Decision, Event, Explanation, HitFound, Targeting, Ver
 from engine.llm.backend import Message
 from engine.paths import PROJECT_ROOT, shipped_vocabularies
 from engine.prompts import Prompts
-from engine.uses import USES, UseDetector, UseRules, UseRulesError
+from engine.uses import USES, UseDetector, UseRules, UseRulesError, fold
 from engine.vocabulary.loader import load_vocabulary
 
 from .support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of
@@ -246,6 +246,66 @@ def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None
     ],
 )
 def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "cue"),
+    [
+        # issue 15: the slur is the word said, heard, thrown at someone or written somewhere
+        ("en", "A stranger hissed faggot at my brother outside the cinema.", "faggot", "hissed"),
+        ("en", "We came home to find wetback sprayed across the garage door.", "wetback", "sprayed across"),
+        ("en", "My neighbour mutters something about kikes whenever the rabbi walks past.", "kikes", "mutters * about"),
+        ("en", "The new kid got faggot hurled at him by half the stand.", "faggot", "hurled at"),
+        ("fr", "Un supporter a craché bougnoule au défenseur pendant tout le match.", "bougnoule", "craché"),
+        ("fr", "On a retrouvé bougnoule gravé sur la portière de sa voiture.", "bougnoule", "gravé"),
+        ("fr", "Au collège, j'entendais pédé dans chaque couloir.", "pédé", "entendais"),
+        ("el", "Ο γείτονας ψιθύρισε πούστη όταν περάσαμε από δίπλα του.", "πούστη", "ψιθυρισε"),
+        ("el", "Βρήκαμε αλβανάρα γραμμένο στον τοίχο της αυλής.", "αλβανάρα", "γραμμενο"),
+        ("el", "Μεγάλωσα ακούγοντας γύφτος από τους γείτονες.", "γύφτος", "ακουγοντας"),
+        ("de", "Beim Derby hat ein Fan unserem Stürmer Schwuchtel zugerufen.", "Schwuchtel", "zugerufen"),
+        ("de", "Jemand hatte Kanake in die Tür geritzt.", "Kanake", "geritzt"),
+        ("de", "Der Nachbar flüsterte Kanake, als wir vorbeigingen.", "Kanake", "flüsterte"),
+        ("nl", "Een supporter heeft de scheidsrechter flikker toegeroepen.", "flikker", "toegeroepen"),
+        ("nl", "Iemand had kutmarokkaan op de voordeur gekalkt.", "kutmarokkaan", "gekalkt"),
+        ("nl", "Op straat riepen ze steeds flikker naar mijn neef.", "flikker", "riepen ze"),
+        ("it", "Durante la partita un tifoso urlava frocio al portiere.", "frocio", "urlava"),
+        ("it", "Sul cancello della scuola abbiamo trovato terrone inciso con un coltello.", "terrone", "inciso"),
+        ("it", "Da bambino sentivo terrone ogni giorno in cortile.", "terrone", "sentivo"),
+        ("pt", "Na bancada berravam paneleiro ao guarda-redes.", "paneleiro", "berravam"),
+        ("pt", "Encontrámos cigano riscado na porta do carro.", "cigano", "riscado"),
+        ("pt", "O meu tio ouvia cigano em todas as obras.", "cigano", "ouvia"),
+    ],
+)
+def test_verbs_of_uttering_hearing_and_inscribing_report_the_word(
+    language: str, text: str, surface: str, cue: str
+) -> None:
+    use, found = read(text, surface, language)
+    assert use == "reported"
+    assert fold(found) == fold(cue)
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # issue 15: the same verbs' neighbourhood without the word being said or written stays an attack:
+        # an adjective in -ing, the slur as the one who shouts, a speech tag after an insult, "as they say"
+        ("en", "A crowd of screaming faggots blocked the road again.", "faggots"),
+        ("en", "That retard shouted at my kid again.", "retard"),
+        ("en", "Filthy kike, he muttered under his breath.", "kike"),
+        ("en", "Half the village still thinks of them as painted savages.", "savages"),
+        ("en", "The farmer sprayed wetbacks with the hose when they crossed his field.", "wetbacks"),
+        ("de", "Verpiss dich, Kanake, rief er über die Straße.", "Kanake"),
+        ("de", "Den Kanaken gehört hier gar nichts.", "Kanaken"),
+        ("de", "Überall brüllen Kanaken herum.", "Kanaken"),
+        ("nl", "Vuile flikker, riep hij over het plein.", "flikker"),
+        ("fr", "Le bougnoule qui a crié dans la rue m'a réveillé.", "bougnoule"),
+        ("it", "Come dicevano i nonni, i terroni non cambiano mai.", "terroni"),
+        ("pt", "Os ciganos gritaram a noite toda.", "ciganos"),
+        ("el", "Ο πούστης φώναζε όλη νύχτα στο δρόμο.", "πούστης"),
+    ],
+)
+def test_the_neighbourhood_of_verbs_of_uttering_stays_an_attack(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "attack"
 
 
