@@ -1,7 +1,7 @@
 """Benchmark of use versus mention: do quoted, reported and reclaimed uses end not flagged, and attacks flagged?
 
     python benchmarks/bench_uses.py [--languages en,fr,...] [--json PATH] [--compare-rules PROMPTS_DIR]
-        [--groups SET,...] [--no-learned] [--no-examples] [--cache FILE]
+        [--groups SET,...] [--no-learned] [--no-examples] [--cache FILE] [--misses FILE]
 
 Vocabulary-only analyses (no language model) of the team's corpus sentences, against the shipped vocabularies,
 in several configurations in one run: the use rules off (every hit an attack, the behaviour before the rules
@@ -191,6 +191,12 @@ def main() -> int:
     )
     parser.add_argument("--cache", type=Path, help="an SQLite file keeping context vectors between runs")
     parser.add_argument(
+        "--misses",
+        type=Path,
+        help="write the sentences the last configuration gets wrong here (JSON lines): reading them makes a held-out "
+        "set a development set",
+    )
+    parser.add_argument(
         "--groups",
         default=",".join(GROUPS),
         help="the sets to run, by name (while developing, leave out the second and third held-out sets: they stay "
@@ -277,6 +283,15 @@ def main() -> int:
             f"p95 {per_hit[int(0.95 * (len(per_hit) - 1))]:.1f} ms"
         )
         report["learned_cost_ms_per_hit"] = {"median": statistics.median(per_hit), "calls": len(per_hit)}
+    if args.misses:
+        last = list(decided)[-1]
+        with args.misses.open("w", encoding="utf-8") as out:
+            for n, item in enumerate(ordered):
+                label, before = decided[last][n], decided["rules off (before)"][n]
+                wrong = label != "not_flagged" if item.mention else before == "flagged" and label != "flagged"
+                if wrong:
+                    row = {"group": item.group, "language": item.language, "mention": item.mention}
+                    out.write(json.dumps({**row, "decision": label, "text": item.text}, ensure_ascii=False) + "\n")
     print(f"\n{len(corpus)} sentences, {time.perf_counter() - started:.1f} s")
     cache.close()
     if args.json:
