@@ -32,6 +32,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -200,22 +201,16 @@ class UseRules:
         before = _words(text[left : hit.start])
         after = _words(text[hit.end : right])
         best: tuple[int, int, int, _Cue] | None = None  # (distance, -length, attack first, cue)
-        for cue in self.before:
-            distance = _distance_before(before, cue, self.gap)
-            if distance is not None:
-                rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
-                best = rank if best is None or rank[:3] < best[:3] else best
-        for cue in self.after:
-            for distance in range(AFTER_GAP + 1 if cue.gap else 1):
-                if tuple(after[distance : distance + len(cue.words)]) == cue.words:
-                    rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
-                    best = rank if best is None or rank[:3] < best[:3] else best
-                    break
+        for distance, cue in self._cues_before(before):  # in the file's order: the first of equal ranks wins
+            rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
+            best = rank if best is None or rank[:3] < best[:3] else best
+        for distance, cue in self._cues_after(after):
+            rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
+            best = rank if best is None or rank[:3] < best[:3] else best
         nearest = best[3] if best is not None else None
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
-        attacks = [c.words for c in self.before if c.kind == "attack" and WILDCARD not in c.words]
-        if self.sources is not None and not _first_phrase(before, attacks):
+        if self.sources is not None and not _first_phrase(before, self._attack_phrases):
             source = self.sources.named(before, text[left:right])
             if source:
                 return UseReading("historical", source)
@@ -234,6 +229,67 @@ class UseRules:
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
         return UseReading("attack", nearest.text if nearest is not None else "")
+
+    # -- cues by the word next to the hit: a hit meets the few cues that could end there, not all of them ----------
+    @cached_property
+    def _before_by_last(self) -> dict[str, tuple[tuple[int, _Cue], ...]]:
+        index: dict[str, list[tuple[int, _Cue]]] = {}
+        for order, cue in enumerate(self.before):
+            if WILDCARD not in cue.words:
+                index.setdefault(cue.words[-1], []).append((order, cue))
+        return {word: tuple(cues) for word, cues in index.items()}
+
+    @cached_property
+    def _before_wildcards(self) -> tuple[tuple[int, _Cue, re.Pattern[str], int], ...]:
+        """Cues with a `*`, each as a pattern over the words before the hit joined by spaces (see _distance_before)
+        and how many of the last words it can reach."""
+        found = []
+        for order, cue in enumerate(self.before):
+            if WILDCARD in cue.words:
+                reach = self.gap if cue.gap else 0
+                parts = [rf"(?:\S+ ){{0,{WILDCARD_WORDS}}}" if w == WILDCARD else re.escape(w) + " " for w in cue.words]
+                pattern = re.compile(r"(?:^| )" + "".join(parts) + rf"((?:\S+ ){{0,{reach}}})$")
+                found.append((order, cue, pattern, len(cue.words) * (WILDCARD_WORDS + 1) + reach))
+        return tuple(found)
+
+    @cached_property
+    def _after_by_first(self) -> dict[str, tuple[_Cue, ...]]:
+        index: dict[str, list[_Cue]] = {}
+        for cue in self.after:
+            index.setdefault(cue.words[0], []).append(cue)
+        return {word: tuple(cues) for word, cues in index.items()}
+
+    @cached_property
+    def _attack_phrases(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(c.words for c in self.before if c.kind == "attack" and WILDCARD not in c.words)
+
+    def _cues_before(self, words: list[str]) -> list[tuple[int, _Cue]]:
+        """(distance, cue) for every `before` cue ending within its reach of the hit, in the file's order: the same
+        as asking _distance_before of each cue, without visiting the cues whose last word is nowhere near."""
+        found: list[tuple[int, int, _Cue]] = []  # (order, distance, cue)
+        n = len(words)
+        for distance in range(min(self.gap, n - 1) + 1):
+            end = n - distance
+            for order, cue in self._before_by_last.get(words[end - 1], ()):
+                size = len(cue.words)
+                if (distance == 0 or cue.gap) and end >= size and tuple(words[end - size : end]) == cue.words:
+                    found.append((order, distance, cue))
+        if self._before_wildcards and words:
+            longest = max(size for *_, size in self._before_wildcards)
+            joined = " ".join(words[-longest:]) + " "
+            for order, cue, pattern, size in self._before_wildcards:
+                match = pattern.search(joined if size == longest else " ".join(words[-size:]) + " ")
+                if match is not None:
+                    found.append((order, len(match.group(1).split()), cue))
+        return [(distance, cue) for _, distance, cue in sorted(found, key=lambda item: (item[0], item[1]))]
+
+    def _cues_after(self, words: list[str]) -> list[tuple[int, _Cue]]:
+        found = []
+        for distance in range(min(AFTER_GAP, len(words) - 1) + 1):
+            for cue in self._after_by_first.get(words[distance], ()):
+                if (distance == 0 or cue.gap) and tuple(words[distance : distance + len(cue.words)]) == cue.words:
+                    found.append((distance, cue))
+        return found
 
     def note(self, use: str, surface: str) -> str:
         """The sentence that tells readers which use was recognised ("" for an attack)."""

@@ -504,3 +504,41 @@ async def test_with_a_model_a_quoted_unambiguous_slur_is_explained_with_its_use(
     assert of(events, Decision)[0].label == "not_flagged"
     (explanation,) = of(events, Explanation)
     assert explanation.text.startswith("“wetback” is quoted here, not used against anyone")
+
+
+def test_cues_looked_up_by_their_word_next_to_the_hit_are_the_cues_that_reach_it() -> None:
+    """UseRules indexes its cues by the word nearest the hit (engine.uses, `_cues_before` and `_cues_after`); every
+    corpus hit must meet exactly the cues found by asking each cue in turn, at the same distance."""
+    from engine.uses import AFTER_GAP, _distance_before, _sentence_end, _sentence_start, _words
+
+    compared = 0
+    for language in LANGUAGES:
+        rules = USE_DETECTOR.rules(language)
+        assert rules is not None
+        for path in sorted((CORPORA / language).glob("*.yaml")):
+            for sentence in yaml.safe_load(path.read_text(encoding="utf-8"))["sentences"]:
+                text = sentence["text"]
+                for hit in detector_for(language).detect(text, language).hits:
+                    before = _words(text[_sentence_start(text, hit.start) : hit.start])
+                    after = _words(text[hit.end : _sentence_end(text, hit.end)])
+                    expected_before = set()
+                    for cue in rules.before:
+                        distance = _distance_before(before, cue, rules.gap)
+                        if distance is not None:
+                            expected_before.add((distance, cue))
+                    expected_after = set()
+                    for cue in rules.after:
+                        reach = AFTER_GAP + 1 if cue.gap else 1
+                        at = next((d for d in range(reach) if tuple(after[d : d + len(cue.words)]) == cue.words), None)
+                        if at is not None:
+                            expected_after.add((at, cue))
+                    found_before = rules._cues_before(before)
+                    nearest_after = {}
+                    for distance, cue in rules._cues_after(after):
+                        nearest_after.setdefault(cue, distance)
+                    assert {(d, c) for d, c in found_before if d == min(x for x, y in found_before if y == c)} == (
+                        expected_before
+                    ), text
+                    assert {(d, c) for c, d in nearest_after.items()} == expected_after, text
+                    compared += 1
+    assert compared > 2000
