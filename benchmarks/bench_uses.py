@@ -1,7 +1,7 @@
 """Benchmark of use versus mention: do quoted, reported and reclaimed uses end not flagged, and attacks flagged?
 
     python benchmarks/bench_uses.py [--languages en,fr,...] [--json PATH] [--compare-rules PROMPTS_DIR]
-        [--groups SET,...] [--no-learned] [--no-examples] [--cache FILE] [--misses FILE]
+        [--groups SET,...] [--no-learned] [--no-examples] [--cache FILE] [--misses FILE] [--rules-cost]
 
 Vocabulary-only analyses (no language model) of the team's corpus sentences, against the shipped vocabularies,
 in several configurations in one run: the use rules off (every hit an attack, the behaviour before the rules
@@ -178,6 +178,34 @@ class Config:
     examples: ExampleSource | None = None
 
 
+def rules_cost(corpus: list[Item], other: Path | None, rounds: int = 7) -> int:
+    """Microseconds per hit for the rules to read every hit of the corpus (they run before the first hit event)."""
+    readers = {"use rules": UseDetector(ROOT / "prompts")}
+    if other is not None:
+        readers[f"use rules of {other}"] = UseDetector(other)
+    cases = []
+    for item in corpus:
+        detector = DETECTORS.get(item.language) or DETECTORS.setdefault(
+            item.language, Detector(load_vocabulary(shipped_vocabularies() / item.language))
+        )
+        hits = detector.detect(item.text, item.language).hits
+        if hits:
+            cases.append((item.text, hits, item.language))
+    total = sum(len(hits) for _, hits, _ in cases)
+    times: dict[str, list[float]] = {name: [] for name in readers}
+    for n in range(rounds):
+        for name, reader in readers.items() if n % 2 == 0 else reversed(readers.items()):
+            started = time.perf_counter()
+            for text, hits, language in cases:
+                reader.read(text, hits, language)
+            times[name].append((time.perf_counter() - started) / total * 1e6)
+    print(f"{total} hits in {len(cases)} texts, {rounds} interleaved rounds")
+    for name, values in times.items():
+        rounds_text = ", ".join(f"{v:.1f}" for v in values)
+        print(f"{name}: {statistics.median(values):.1f} µs per hit at the median ({rounds_text})")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--languages", default=",".join(LANGUAGES))
@@ -202,6 +230,11 @@ def main() -> int:
         help="the sets to run, by name (while developing, leave out the second and third held-out sets: they stay "
         "blind)",
     )
+    parser.add_argument(
+        "--rules-cost",
+        action="store_true",
+        help="only time the use rules reading every hit of the corpus (and those of --compare-rules), interleaved",
+    )
     args = parser.parse_args()
     languages = tuple(code.strip() for code in args.languages.split(",") if code.strip())
     groups = tuple(g.strip() for g in args.groups.split(",") if g.strip())
@@ -209,6 +242,8 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown sets {', '.join(unknown)}; known: {', '.join(GROUPS)}")
     corpus = [item for item in items(languages) if item.group in groups]
+    if args.rules_cost:
+        return rules_cost(corpus, args.compare_rules)
     no_rules = Path(tempfile.mkdtemp(prefix="unerase-no-use-rules-"))  # a prompts folder without use.yaml
     started = time.perf_counter()
     decided: dict[str, list[str]] = {}  # config -> label per item, in corpus order
