@@ -27,7 +27,7 @@ from web.db import make_engine
 from web.models import AnalysisRecord, Precedent
 from web.results import fold
 
-from .postgres import database_url_or_skip, fresh_schema_url
+from .support.databases import app_database
 from .support.scripted_backend import ScriptedLLMBackend
 
 RAIL = [
@@ -43,17 +43,8 @@ INSULTS = [
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        engine = make_engine(f"sqlite:///{tmp_path / 'unerase.sqlite'}")
+    with app_database(request.param, tmp_path) as engine:
         yield engine
-        engine.dispose()
-        return
-    with fresh_schema_url(database_url_or_skip()) as schema:
-        engine = make_engine(schema.url)
-        try:
-            yield engine
-        finally:
-            engine.dispose()
 
 
 def store(
