@@ -277,8 +277,9 @@ class UseRules:
         if self._before_wildcards and words:
             longest = max(size for *_, size in self._before_wildcards)
             joined = " ".join(words[-longest:]) + " "
-            for order, cue, pattern, size in self._before_wildcards:
-                match = pattern.search(joined if size == longest else " ".join(words[-size:]) + " ")
+            # a pattern spans at most its own reach of words and ends at the hit, so one tail serves every cue
+            for order, cue, pattern, _ in self._before_wildcards:
+                match = pattern.search(joined)
                 if match is not None:
                     found.append((order, len(match.group(1).split()), cue))
         return [(distance, cue) for _, distance, cue in sorted(found, key=lambda item: (item[0], item[1]))]
