@@ -22,6 +22,12 @@ Deliberate choices (do not "fix"):
   pronoun ("As queer people we decide ...", "Als Tunte auf der Bühne fühle ich ...") is reclaimed. Only subject
   pronouns, within `self_reference.words` words of the hit and before a comma ("as" also means "because":
   "as wetbacks keep coming we ..." stays an attack with English's 2 words).
+- A catalogue entry that opens the sentence ("Lot 117: tin money box ...", `sources.entries` then a number)
+  makes the hit historical too: an auction or inventory description.
+- A quotation that holds the hit alone, set off by commas ('Nice try, "...".', `vocative_quotes`), is a word
+  addressed to someone: an attack, unless a mention cue stands anywhere before it in the sentence ("the word in
+  the caption, "...", is ...") or the quotation is one of a list. It costs a mention written as a bare apposition
+  ('Graffiti on the bridge again, "..."'), which the dev corpora hardly hold and attacks often do.
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -54,6 +60,9 @@ WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something t
 # an attack_before_quote cue starting with "^" counts only when it opens the sentence: Dutch "die" is "those"
 # there ('Die "mongolen" van het tehuis ...') but a relative pronoun inside one ('de jongen die "flikker" riep')
 SENTENCE_START = "^"
+# the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
+VOCATIVE = "a quoted word addressed to someone, between commas"
+_CLOSING_MARKS = frozenset("\"”»“’'")
 GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and the hit ("called me a dirty ...")
 # an `after` cue starting with "+" may follow the hit's noun phrase: up to this many words stand between them
 # ("... jokes under her selfie is not banter")
@@ -113,6 +122,7 @@ class UseRules:
     notes: Mapping[str, str] = field(default_factory=dict)
     sources: _Sources | None = None
     self_reference: _SelfReference | None = None
+    vocative: bool = False  # vocative_quotes: a quoted word set off by commas is addressed to someone (_vocative)
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -169,11 +179,13 @@ class UseRules:
             {str(k): str(v) for k, v in notes.items()},
             _Sources.from_dict(data.get("sources"), where),
             _SelfReference.from_dict(data.get("self_reference"), where),
+            _flag(data, "vocative_quotes", where),
         )
 
     # -- reading ------------------------------------------------------------------------------
-    def _quoted(self, text: str, start: int, end: int) -> int | None:
-        """The offset of the opening mark of a quotation around [start, end), if the hit is inside one."""
+    def _quoted(self, text: str, start: int, end: int) -> tuple[int, int] | None:
+        """The offsets of the opening and closing marks of a quotation around [start, end), if the hit is inside
+        one."""
         left = _sentence_start(text, start, quotes=True)
         for opening, closing in self.quotes:
             at = text.rfind(opening, left, start)
@@ -191,7 +203,7 @@ class UseRules:
                 continue
             if opening in _APOSTROPHE_MARKS and close - at > SHORT_QUOTE:
                 continue  # single marks double as apostrophes: only a short stretch counts as a quotation
-            return at
+            return at, close
         return None
 
     def read(self, text: str, hit: Hit) -> UseReading:
@@ -211,7 +223,7 @@ class UseRules:
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
         if self.sources is not None and not _first_phrase(before, self._attack_phrases):
-            source = self.sources.named(before, text[left:right])
+            source = self.sources.named(before, text[left:right]) or self.sources.entry(before)
             if source:
                 return UseReading("historical", source)
         if self.self_reference is not None and (nearest is None or nearest.kind != "attack"):
@@ -219,12 +231,20 @@ class UseRules:
             marker = self.self_reference.marker(before, _words(clause)[: self.self_reference.words])
             if marker:
                 return UseReading("reclaimed", marker)
-        opening = self._quoted(text, hit.start, hit.end)
-        if opening is not None:
+        quotation = self._quoted(text, hit.start, hit.end)
+        if quotation is not None:
+            opening = quotation[0]
             outside = _words(text[_sentence_start(text, opening) : opening])
             for scare in self.attack_before_quote:
                 if _distance_before(outside, scare, 0) == 0 and (not scare.first or len(outside) == len(scare.words)):
                     return UseReading("attack", scare.text)  # scare quotes aimed at someone: `you "..."`
+            if (
+                self.vocative
+                and (nearest is None or nearest.kind == "attack")
+                and _vocative(text, hit, quotation)
+                and not _first_phrase(before, self._mention_phrases)
+            ):
+                return UseReading("attack", VOCATIVE)  # but "the word of the day, «...», is ..." names a word
             return UseReading("quoted", "quotation marks")
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
@@ -258,6 +278,10 @@ class UseRules:
         for cue in self.after:
             index.setdefault(cue.words[0], []).append(cue)
         return {word: tuple(cues) for word, cues in index.items()}
+
+    @cached_property
+    def _mention_phrases(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(c.words for c in self.before if c.kind != "attack" and WILDCARD not in c.words)
 
     @cached_property
     def _attack_phrases(self) -> tuple[tuple[str, ...], ...]:
@@ -305,6 +329,7 @@ class _Sources:
     documents: tuple[tuple[str, ...], ...]
     eras: tuple[tuple[str, ...], ...]
     before_year: int
+    entries: tuple[tuple[str, ...], ...] = ()  # "Lot 117: ...": a catalogue entry opens the sentence
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Sources | None:
@@ -322,7 +347,7 @@ class _Sources:
                 raise UseRulesError(f"{where}: sources.{key}: a phrase has no word")
             return found
 
-        return cls(phrases("documents"), phrases("eras"), year)
+        return cls(phrases("documents"), phrases("eras"), year, phrases("entries"))
 
     def named(self, before: list[str], sentence: str) -> str:
         """The document phrase that names an old source before the hit ("" when none does)."""
@@ -332,6 +357,14 @@ class _Sources:
         if any(int(m.group(1)) < self.before_year for m in _YEAR.finditer(sentence)):
             return document
         return document if _first_phrase(_words(sentence), self.eras) else ""
+
+    def entry(self, before: list[str]) -> str:
+        """The catalogue entry ("lot 117") that opens the hit's sentence: a phrase of `entries`, then a number."""
+        for phrase in self.entries:
+            size = len(phrase)
+            if tuple(before[:size]) == phrase and len(before) > size and before[size].isdigit():
+                return f"{' '.join(phrase)} {before[size]}"
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +395,27 @@ class _SelfReference:
         said = next((m for m in self.markers if tuple(before[-len(m) :]) == m), None)
         pronoun = next((w for w in clause if w in self.pronouns), None)
         return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
+
+
+def _flag(data: Mapping[str, Any], key: str, where: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise UseRulesError(f"{where}: {key}: {value!r} is not true or false")
+    return value
+
+
+def _vocative(text: str, hit: Hit, quotation: tuple[int, int]) -> bool:
+    """A quotation that holds the hit alone, set off by commas like a name one calls someone by: after a comma, and
+    before a comma or the sentence's end ('Nice try, "X".'). A list of quoted words ('"X", "Y", "Z"') is none."""
+    opening, closing = quotation
+    if text[opening + 1 : closing].strip().rstrip("!?.,").strip() != text[hit.start : hit.end]:
+        return False
+    left, right = text[:opening].rstrip(), text[closing + 1 :].lstrip()
+    if not left.endswith(",") or left[:-1].rstrip()[-1:] in _CLOSING_MARKS:
+        return False
+    if right[:1] == ",":
+        return right[1:].lstrip()[:1] not in _CLOSING_MARKS | {"«", "„", "‘"}
+    return right[:1] in {"", ".", "!", "?", "\n"}
 
 
 def _first_phrase(words: list[str], phrases: Sequence[tuple[str, ...]]) -> str:

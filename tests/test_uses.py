@@ -22,7 +22,7 @@ from engine.events import Decision, Event, Explanation, HitFound, Targeting, Ver
 from engine.llm.backend import Message
 from engine.paths import PROJECT_ROOT, shipped_vocabularies
 from engine.prompts import Prompts
-from engine.uses import USES, UseDetector, UseRules, UseRulesError, fold
+from engine.uses import MENTIONS, USES, UseDetector, UseRules, UseRulesError, fold
 from engine.vocabulary.loader import load_vocabulary
 
 from .support.scripted_backend import ScriptedLLMBackend, default_answer, stage_of
@@ -98,6 +98,7 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"sources": {"documents": ["register"], "eras": ["!"]}}, "sources.eras: a phrase has no word"),
         ({"self_reference": {"as": ["as"]}}, "self_reference: expected a mapping with the lists as and first_person"),
         ({"self_reference": {"as": ["as"], "first_person": ["we"], "words": 0}}, "words 0 is not a number"),
+        ({"vocative_quotes": "yes"}, "vocative_quotes: 'yes' is not true or false"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -247,6 +248,77 @@ def test_a_cue_marked_to_follow_a_noun_phrase_reaches_past_a_few_words() -> None
 )
 def test_attacks_that_look_like_mentions_stay_attacks(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # a quoted word alone between commas, addressed to someone (issue 15)
+        ("en", 'Keep dreaming, "spastic", nobody picks you first.', "spastic"),
+        ("en", 'Good luck with that, "wetback".', "wetback"),
+        ("fr", "Rentre chez toi, « bougnoule ».", "bougnoule"),
+        ("de", "Träum weiter, „Spast“, dich wählt keiner.", "Spast"),
+        ("nl", "Blijf maar dromen, „flikker”.", "flikker"),
+        ("it", "Sogna pure, «frocio», nessuno ti sceglie.", "frocio"),
+        ("pt", "Continua a sonhar, «paneleiro».", "paneleiro"),
+        ("el", "Όνειρα γλυκά, «πούστη».", "πούστη"),
+        # the writer's endorsement after the hit: no report of an old habit
+        ("en", "Back in 1958 the club kept the wops out and they were right.", "wops"),
+        ("fr", "En 1958 le club refusait les bougnoules, et il avait bien raison.", "bougnoules"),
+        ("de", "1958 ließ der Verein keine Kanaken rein, und er hatte völlig recht.", "Kanaken"),
+        ("nl", "In 1958 hield de club de kutmarokkanen buiten en had groot gelijk.", "kutmarokkanen"),
+        ("it", "Nel 1958 il circolo teneva fuori i terroni, e aveva ragione.", "terroni"),
+        ("pt", "Em 1958 o clube não aceitava ciganos, e tinha toda a razão.", "ciganos"),
+        ("el", "Το 1958 ο σύλλογος δεν έβαζε γύφτους, και είχε απόλυτο δίκιο.", "γύφτους"),
+        # a naming held against the reader for good, or the word the writer endorses
+        ("en", "Say what you like about reclaiming it, you'll always be a dyke to me.", "dyke"),
+        ("it", "Puoi dire quello che vuoi, rimani un frocio.", "frocio"),
+        ("nl", "Het juiste woord voor die buurman is flikker, punt.", "flikker"),
+        ("de", "Das richtige Wort für den Typen ist Kanake, Schluss.", "Kanake"),
+    ],
+)
+def test_addressed_endorsed_and_lasting_namings_are_attacks(language: str, text: str, surface: str) -> None:
+    use, cue = read(text, surface, language)
+    assert use == "attack" and cue, f"{text!r}: {use} ({cue!r})"
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        # a list of quoted words is no address
+        ('The filter now blocks "gyppo", "pikey", "tinker" and a dozen more.', "pikey"),
+        ('The filter now blocks "gyppo", "pikey", "tinker".', "tinker"),
+        # a reporting verb before the comma, or a word named as a word earlier in the sentence
+        ('Then the man at the till muttered, "paki".', "paki"),
+        ('The word in the 1920 caption, "darkie", is printed without comment.', "darkie"),
+        # a quotation that holds more than the word
+        ('Nice try, "stupid spastic".', "spastic"),
+    ],
+)
+def test_quotations_that_address_no_one_stay_mentions(text: str, surface: str) -> None:
+    use, cue = read(text, surface)
+    assert use in MENTIONS, f"{text!r}: {use} ({cue!r})"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        ("en", "Lot 42: painted tin golliwog, one arm loose, sold as seen.", "golliwog"),
+        ("fr", "Lot 42 : tirelire en tôle en forme de négrillon, peinture usée.", "négrillon"),
+        ("de", "Los 42: Blechdose mit Mohrenkopf-Motiv, leicht verbeult.", "Mohrenkopf"),
+        ("nl", "Kavel 42: sigarenkistje met een negertje op het deksel, scharnier los.", "negertje"),
+        ("it", "Lotto 42: scatola di latta con un moretto dipinto, coperchio ammaccato.", "moretto"),
+        ("pt", "Lote 42: caixa de lata com um pretinho pintado, tampa amolgada.", "pretinho"),
+        ("el", "Λαχνός 42: τενεκεδένιο κουτί με ζωγραφισμένο αραπάκι, το καπάκι στραβωμένο.", "αραπάκι"),
+    ],
+)
+def test_a_catalogue_entry_that_opens_the_sentence_is_historical(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language)[0] == "historical"
+
+
+def test_a_lot_that_is_no_catalogue_entry_leaves_an_attack() -> None:
+    assert read("A lot of golliwogs moved in next door.", "golliwogs")[0] == "attack"
+    assert read("Lot of golliwogs in this town, 42 at least.", "golliwogs")[0] == "attack"
 
 
 @pytest.mark.parametrize(
