@@ -143,6 +143,28 @@ def test_compounds_prefer_the_longest_part_and_inflect_their_heads(
     assert hits(shipped(language), text, language) == expected
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "expected"),
+    [
+        # an ambiguous head alone names a thing: a money box, a flower pot, a cross-bred dog
+        ("nl", "Het zakgeld gaat in de spaarpot, de bloempot staat buiten.", []),
+        ("de", "Wir haben einen Hundemischling aus dem Tierheim geholt.", []),
+        # beside another vocabulary word it names people; an ambiguous first part keeps its hit
+        (
+            "de",
+            "Das Amt führte ihn als Judenmischling.",
+            [("Juden", "de-jude-schimpfwort"), ("mischling", "de-mischling")],
+        ),
+        ("de", "Ein Zigeunerschnitzel bitte.", [("Zigeuner", "de-zigeuner")]),
+        ("nl", "Die vieze potten van hiernaast.", [("potten", "nl-pot")]),
+    ],
+)
+def test_an_ambiguous_head_of_a_compound_alone_is_no_hit(
+    language: str, text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert hits(shipped(language), text, language) == expected
+
+
 def test_spelling_and_hyphenation_variants_are_marked(tmp_path: Path) -> None:
     detector = inline_vocabulary(tmp_path, "en", ["transsexual", "wetback", "muzulvrouw"])
     result = detector.detect("a transexual, a transsexual, a Muzul-Vrouw, a wetbak", "en")

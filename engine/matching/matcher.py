@@ -16,7 +16,7 @@ import bisect
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import ahocorasick
 from rapidfuzz.distance import Levenshtein
@@ -193,7 +193,7 @@ class Matcher:
             parts.extend(self._aligned_forms(surface, inside, spans))
         if spans:
             parts.extend(self._inflected_head(surface, folded, spans[-1][0]))
-        return tuple(parts)
+        return tuple(_not_an_ambiguous_head(parts, len(surface)))
 
     def _aligned_forms(
         self, surface: str, inside: list[tuple[int, str]], spans: tuple[tuple[int, int], ...]
@@ -477,3 +477,19 @@ def best_variant(candidate: Candidate, surface: str, language: str) -> Term:
         return candidate.terms[0]
     written = candidate.reading or fold(surface, language)
     return min(candidate.terms, key=lambda t: Levenshtein.distance(written, fold(t.literal, language)))
+
+
+def _not_an_ambiguous_head(parts: list[Candidate], length: int) -> list[Candidate]:
+    """The head of a compound names what the whole is, so an ambiguous word there is read in its neutral sense
+    when nothing else in the compound is a vocabulary word (Dutch spaar|pot, a money box, is no "pot"; German
+    Hunde|mischling): its hit is dropped. Beside another vocabulary word the compound names people (Juden|mischling)
+    and the head keeps its hit; so does an ambiguous first part (Zigeuner|schnitzel)."""
+    kept = []
+    for part in parts:
+        if part.start > 0 and part.end == length and not any(other.end <= part.start for other in parts):
+            terms = tuple(t for t in part.terms if not t.ambiguous)
+            if not terms:
+                continue
+            part = replace(part, terms=terms)
+        kept.append(part)
+    return kept
