@@ -12,8 +12,9 @@ finds each one in its sentence, so offsets, term ids and contexts are the real o
 - leave-one-out: every item is stored; each is looked up with its own sentence's precedents left out.
 
 With the example source (embeddings), also the product's configuration: the shipped curated examples on the
-corpus sentences never shipped, and on the fresh held-out sets (tests/corpora/<lang>/heldout.yaml, heldout2.yaml
-and heldout3.yaml, written after the examples were built; their items are never stored, in any evaluation).
+corpus sentences never shipped, and on the fresh held-out sets (tests/corpora/<lang>/heldout.yaml, heldout2.yaml,
+heldout3.yaml and heldout4.yaml, written after the examples were built; their items are never stored, in any
+evaluation).
 
 Reported for several rules (minimum support, agreement): coverage (share of held-out items decided) and
 precision (share of decided ones decided correctly), overall and per language. SQLite always; PostgreSQL too
