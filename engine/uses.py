@@ -28,6 +28,10 @@ Deliberate choices (do not "fix"):
   addressed to someone: an attack, unless a mention cue stands anywhere before it in the sentence ("the word in
   the caption, "...", is ...") or the quotation is one of a list. It costs a mention written as a bare apposition
   ('Graffiti on the bridge again, "..."'), which the dev corpora hardly hold and attacks often do.
+- The writer's stance (`stance`: "I'm not racist, but", "and I still mean it"), anywhere in the hit's sentence or
+  the next one, makes a hit that no cue explains an attack with that phrase as its cue. It never turns a
+  recognised mention into an attack; it only names the evidence, so the learned second reading (engine.use_model,
+  offered only hits without a cue) cannot clear the hit.
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -123,6 +127,7 @@ class UseRules:
     sources: _Sources | None = None
     self_reference: _SelfReference | None = None
     vocative: bool = False  # vocative_quotes: a quoted word set off by commas is addressed to someone (_vocative)
+    stance: tuple[tuple[str, ...], ...] = ()  # the writer's stance, anywhere in the hit's sentence or the next
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -180,6 +185,7 @@ class UseRules:
             _Sources.from_dict(data.get("sources"), where),
             _SelfReference.from_dict(data.get("self_reference"), where),
             _flag(data, "vocative_quotes", where),
+            _phrases(data.get("stance"), "stance", where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -248,6 +254,10 @@ class UseRules:
             return UseReading("quoted", "quotation marks")
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
+        if nearest is None and self.stance:
+            stance = _first_phrase(_words(text[left : _sentence_end(text, right + 1)]), self.stance)
+            if stance:
+                return UseReading("attack", stance)  # "I'm not racist, but ...": evidence the learned source keeps
         return UseReading("attack", nearest.text if nearest is not None else "")
 
     # -- cues by the word next to the hit: a hit meets the few cues that could end there, not all of them ----------
@@ -395,6 +405,17 @@ class _SelfReference:
         said = next((m for m in self.markers if tuple(before[-len(m) :]) == m), None)
         pronoun = next((w for w in clause if w in self.pronouns), None)
         return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
+
+
+def _phrases(value: Any, key: str, where: str) -> tuple[tuple[str, ...], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise UseRulesError(f"{where}: {key}: expected a list of phrases")
+    found = tuple(tuple(_words(str(p))) for p in value)
+    if any(not words for words in found):
+        raise UseRulesError(f"{where}: {key}: a phrase has no word")
+    return found
 
 
 def _flag(data: Mapping[str, Any], key: str, where: str) -> bool:

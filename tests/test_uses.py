@@ -99,6 +99,8 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"self_reference": {"as": ["as"]}}, "self_reference: expected a mapping with the lists as and first_person"),
         ({"self_reference": {"as": ["as"], "first_person": ["we"], "words": 0}}, "words 0 is not a number"),
         ({"vocative_quotes": "yes"}, "vocative_quotes: 'yes' is not true or false"),
+        ({"stance": "i'm not racist"}, "stance: expected a list of phrases"),
+        ({"stance": ["!"]}, "stance: a phrase has no word"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -314,6 +316,36 @@ def test_quotations_that_address_no_one_stay_mentions(text: str, surface: str) -
 )
 def test_a_catalogue_entry_that_opens_the_sentence_is_historical(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "historical"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # the writer's stance in the hit's sentence or the next one names the evidence of an attack
+        ("en", "I'm not racist, but the gyppos at the end of the lane leave rubbish everywhere.", "gyppos"),
+        ("en", "Another spastic holding up the queue at the post office. I stand by it.", "spastic"),
+        ("fr", "Je ne suis pas raciste, mais les bougnoules du bâtiment C font du bruit.", "bougnoules"),
+        ("de", "Ich bin kein Rassist, aber die Kanaken am Bahnhof nerven.", "Kanaken"),
+        ("nl", "Die kutmarokkanen bij de ingang weer. Ik blijf erbij.", "kutmarokkanen"),
+        ("it", "Non sono razzista, ma i terroni del piano di sotto urlano sempre.", "terroni"),
+        ("pt", "Não sou racista, mas os ciganos da rua de baixo fazem barulho.", "ciganos"),
+        ("el", "Δεν είμαι ρατσιστής, αλλά οι γύφτοι στη γωνία κάνουν φασαρία.", "γύφτοι"),
+        # one person said to be the quoted word: scare quotes
+        ("en", 'The new supply teacher is a "spastic", honestly.', "spastic"),
+        ("it", "Il vicino del quarto piano è un «terrone» e si vede.", "terrone"),
+    ],
+)
+def test_the_writers_stance_and_a_person_said_to_be_the_quoted_word_are_attacks(
+    language: str, text: str, surface: str
+) -> None:
+    use, cue = read(text, surface, language)
+    assert use == "attack" and cue, f"{text!r}: {use} ({cue!r})"
+
+
+def test_a_stance_never_turns_a_recognised_mention_into_an_attack() -> None:
+    # "called me a" is a cue: the stance phrase does not overrule it
+    assert read("I'm not racist, he said, and then called me a paki.", "paki")[0] == "reported"
+    assert read('I still mean it: "spastic" is a word we should drop.', "spastic")[0] != "attack"
 
 
 def test_a_lot_that_is_no_catalogue_entry_leaves_an_attack() -> None:
