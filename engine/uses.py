@@ -28,10 +28,18 @@ Deliberate choices (do not "fix"):
   addressed to someone: an attack, unless a mention cue stands anywhere before it in the sentence ("the word in
   the caption, "...", is ...") or the quotation is one of a list. It costs a mention written as a bare apposition
   ('Graffiti on the bridge again, "..."'), which the dev corpora hardly hold and attacks often do.
+- A catalogue entry counts from the start of its paragraph ("Lot 212. Enamelled tin money box ... c. 1925. ...").
+- The frame of a report (`frames`: "according to the police", "was convicted", "secondo i testimoni") anywhere
+  before the hit in its sentence makes a hit that no cue explains reported: a news or court report of what
+  someone said. Only institutional sources and sanctions are listed: "according to my gran, ..." is no frame.
+- The writer's own quotation is no mention: a hit inside quotation marks with no mention cue of its own is an
+  attack when the sentence, outside the marks, names the writer as its author (`own_words`: "my sign:", "I told
+  him", "te lo scrivo") or states the writer's stance there or in the next sentence ("… I'd say it again").
+  Only the first person singular: "our banner: …" is as often a group's reclaimed slogan.
 - The writer's stance (`stance`: "I'm not racist, but", "and I still mean it"), anywhere in the hit's sentence or
-  the next one, makes a hit that no cue explains an attack with that phrase as its cue. It never turns a
-  recognised mention into an attack; it only names the evidence, so the learned second reading (engine.use_model,
-  offered only hits without a cue) cannot clear the hit.
+  the next one, makes a hit that no cue explains an attack with that phrase as its cue; it comes before a frame.
+  It never turns a recognised mention into an attack; it only names the evidence, so the learned second reading
+  (engine.use_model, offered only hits without a cue) cannot clear the hit.
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -128,6 +136,8 @@ class UseRules:
     self_reference: _SelfReference | None = None
     vocative: bool = False  # vocative_quotes: a quoted word set off by commas is addressed to someone (_vocative)
     stance: tuple[tuple[str, ...], ...] = ()  # the writer's stance, anywhere in the hit's sentence or the next
+    frames: tuple[tuple[str, ...], ...] = ()  # a report's frame ("according to the police"), before the hit
+    own_words: tuple[tuple[str, ...], ...] = ()  # the writer's own quotation ("my sign:", "I told him")
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -186,6 +196,8 @@ class UseRules:
             _SelfReference.from_dict(data.get("self_reference"), where),
             _flag(data, "vocative_quotes", where),
             _phrases(data.get("stance"), "stance", where),
+            _phrases(data.get("frames"), "frames", where),
+            _phrases(data.get("own_words"), "own_words", where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -229,7 +241,9 @@ class UseRules:
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
         if self.sources is not None and not _first_phrase(before, self._attack_phrases):
-            source = self.sources.named(before, text[left:right]) or self.sources.entry(before)
+            paragraph = text.rfind("\n", 0, left) + 1  # a catalogue entry opens its paragraph, not a long text
+            first_words = _words(text[paragraph:left])[:3] if 0 < left - paragraph <= CONTEXT else before
+            source = self.sources.named(before, text[left:right]) or self.sources.entry(first_words)
             if source:
                 return UseReading("historical", source)
         if self.self_reference is not None and (nearest is None or nearest.kind != "attack"):
@@ -251,6 +265,10 @@ class UseRules:
                 and not _first_phrase(before, self._mention_phrases)
             ):
                 return UseReading("attack", VOCATIVE)  # but "the word of the day, «...», is ..." names a word
+            if not self._mention_cue_near(text, hit, quotation, after):
+                own = self._own_quotation(text, quotation)
+                if own:
+                    return UseReading("attack", own)  # 'My sign: "..."', 'I told him "...". I stand by it.'
             return UseReading("quoted", "quotation marks")
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
@@ -258,7 +276,32 @@ class UseRules:
             stance = _first_phrase(_words(text[left : _sentence_end(text, right + 1)]), self.stance)
             if stance:
                 return UseReading("attack", stance)  # "I'm not racist, but ...": evidence the learned source keeps
+        if nearest is None and self.frames:
+            frame = _first_phrase(before, self.frames)
+            if frame:
+                return UseReading("reported", frame)  # "according to the police, the man shouted ..."
         return UseReading("attack", nearest.text if nearest is not None else "")
+
+    def _mention_cue_near(self, text: str, hit: Hit, quotation: tuple[int, int], after: list[str]) -> bool:
+        """Whether a mention cue reaches the hit from inside its quotation ('"don't call me a ...", I told him') or
+        after it ('"..." is a word we should drop'); a verb that introduces the quotation ("I shouted") does not
+        count: it is what makes the words the writer's own."""
+        inside_before = _words(text[quotation[0] + 1 : hit.start])
+        cues = [c for _, c in self._cues_before(inside_before)] + [c for _, c in self._cues_after(after)]
+        return any(c.kind != "attack" for c in cues)
+
+    def _own_quotation(self, text: str, quotation: tuple[int, int]) -> str:
+        """The phrase that makes a quotation the writer's own words: one of `own_words` in its sentence outside the
+        marks, or one of `stance` there or in the next sentence ("" when none)."""
+        if not self.own_words and not self.stance:
+            return ""
+        opening, closing = quotation
+        start, end = _sentence_start(text, opening), _sentence_end(text, closing + 1)
+        outside = _words(text[start:opening]) + _words(text[closing + 1 : end])
+        own = _first_phrase(outside, self.own_words)
+        if own or not self.stance:
+            return own
+        return _first_phrase(outside + _words(text[end : _sentence_end(text, end + 1)]), self.stance)
 
     # -- cues by the word next to the hit: a hit meets the few cues that could end there, not all of them ----------
     @cached_property

@@ -101,6 +101,8 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"vocative_quotes": "yes"}, "vocative_quotes: 'yes' is not true or false"),
         ({"stance": "i'm not racist"}, "stance: expected a list of phrases"),
         ({"stance": ["!"]}, "stance: a phrase has no word"),
+        ({"own_words": "my sign"}, "own_words: expected a list of phrases"),
+        ({"frames": [""]}, "frames: a phrase has no word"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -340,6 +342,79 @@ def test_the_writers_stance_and_a_person_said_to_be_the_quoted_word_are_attacks(
 ) -> None:
     use, cue = read(text, surface, language)
     assert use == "attack" and cue, f"{text!r}: {use} ({cue!r})"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # the writer's own quotation, first person singular
+        ("en", 'My note under his wiper: "park properly, spastic". He can read it twice.', "spastic"),
+        ("fr", "Ma réponse sous son post : « retourne au bled, bougnoule ».", "bougnoule"),
+        ("de", "Ich hab ihm gesagt: „Verschwinde, Kanake.“", "Kanake"),
+        ("nl", "Mijn reactie onder de foto: ‘flikker blijft flikker’.", "flikker"),
+        ("it", "«Torna al sud, terrone»: te lo scrivo qui, così lo leggono tutti.", "terrone"),
+        ("pt", "A minha resposta no grupo: «cala-te, cigano».", "cigano"),
+        ("el", "Του είπα «άντε γύφτο» μπροστά σε όλους.", "γύφτο"),
+        # a quotation followed by the writer's stance in the next sentence
+        ("en", 'Shouted "gyppo" at the van as it went past. I\'d say it again.', "gyppo"),
+        # the writer names someone so
+        ("nl", "Tegen die nieuwe collega zeg ik gewoon flikker.", "flikker"),
+        ("en", "I call him the office spastic, to his face.", "spastic"),
+    ],
+)
+def test_the_writers_own_words_are_attacks(language: str, text: str, surface: str) -> None:
+    use, cue = read(text, surface, language)
+    assert use == "attack" and cue, f"{text!r}: {use} ({cue!r})"
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        # the writer quotes someone else, or quotes to object: no own words
+        ('My son asked me what "paki" means after school today.', "paki"),
+        ('I told him "don\'t call me a paki" and walked off.', "paki"),
+        ('"Stop calling people pikeys", I wrote under the post. I stand by it.', "pikeys"),
+        # a group's own banner is no first person singular
+        ('Our banner for Saturday: "Dykes against the far right".', "Dykes"),
+    ],
+)
+def test_quotations_that_are_not_the_writers_own_words_stay_mentions(text: str, surface: str) -> None:
+    use, cue = read(text, surface)
+    assert use in MENTIONS, f"{text!r}: {use} ({cue!r})"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        (
+            "en",
+            "According to two witnesses, the driver told the family that gyppos were not welcome on his bus.",
+            "gyppos",
+        ),
+        ("fr", "Selon la plainte, le voisin traitait la famille de bougnoules depuis des mois.", "bougnoules"),
+        ("de", "Laut Anklage soll der Mann die Kassiererin mehrfach als Kanakin beschimpft haben.", "Kanakin"),
+        ("nl", "Volgens het proces-verbaal schreeuwde de man flikker naar twee jongens op het perron.", "flikker"),
+        ("it", "Il tassista è stato condannato perché trattava i clienti stranieri da vu cumprà.", "vu cumprà"),
+        ("pt", "Segundo a denúncia, o gerente chamava a funcionária de macaca à frente dos clientes.", "macaca"),
+        ("el", "Σύμφωνα με την καταγγελία, ο ιδιοκτήτης έλεγε γύφτους τους ενοικιαστές.", "γύφτους"),
+    ],
+)
+def test_a_report_frame_before_the_hit_makes_it_reported(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language)[0] == "reported"
+
+
+def test_a_frame_is_no_institution_and_a_stance_comes_first() -> None:
+    # "according to my gran" is no institutional frame
+    assert read("According to my gran, the gyppos down the lane steal bikes.", "gyppos")[0] == "attack"
+    assert read("I'm not racist, but according to the police the gyppos did it.", "gyppos")[0] == "attack"
+
+
+def test_a_catalogue_entry_counts_from_the_start_of_its_paragraph() -> None:
+    text = (
+        "Lot 88. Painted tin money box, c. 1920. A golliwog holding a coin slot, paint loss.\nSold to a private buyer."
+    )
+    assert read(text, "golliwog")[0] == "historical"
+    assert read("Reply to lot 88. A golliwog on my doorstep again.", "golliwog")[0] == "attack"
 
 
 def test_a_stance_never_turns_a_recognised_mention_into_an_attack() -> None:
