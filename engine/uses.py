@@ -110,9 +110,29 @@ class _Cue:
     first: bool = False  # attack_before_quote only: the cue must open the sentence ("^die")
 
 
+@dataclass(frozen=True)
+class _Phrases:
+    """Phrases of words looked for anywhere in a run of words; the first listed that occurs is the one named."""
+
+    words: tuple[tuple[str, ...], ...] = ()
+    spaced: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spaced", tuple(f" {' '.join(p)} " for p in self.words))
+
+    def __bool__(self) -> bool:
+        return bool(self.words)
+
+    def find(self, words: list[str]) -> str:
+        joined = f" {' '.join(words)} "
+        return next((spaced[1:-1] for spaced in self.spaced if spaced in joined), "")
+
+
 def fold(text: str) -> str:
     """Case, accents and apostrophe styles removed: cues match however the text is written."""
     decomposed = unicodedata.normalize("NFD", text.translate(_APOSTROPHES).casefold())
+    if decomposed.isascii():
+        return decomposed  # nothing to take off, and most texts' sentences are plain ASCII
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -135,9 +155,9 @@ class UseRules:
     sources: _Sources | None = None
     self_reference: _SelfReference | None = None
     vocative: bool = False  # vocative_quotes: a quoted word set off by commas is addressed to someone (_vocative)
-    stance: tuple[tuple[str, ...], ...] = ()  # the writer's stance, anywhere in the hit's sentence or the next
-    frames: tuple[tuple[str, ...], ...] = ()  # a report's frame ("according to the police"), before the hit
-    own_words: tuple[tuple[str, ...], ...] = ()  # the writer's own quotation ("my sign:", "I told him")
+    stance: _Phrases = _Phrases()  # the writer's stance, anywhere in the hit's sentence or the next
+    frames: _Phrases = _Phrases()  # a report's frame ("according to the police"), before the hit
+    own_words: _Phrases = _Phrases()  # the writer's own quotation ("my sign:", "I told him")
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -240,9 +260,11 @@ class UseRules:
         nearest = best[3] if best is not None else None
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
-        if self.sources is not None and not _first_phrase(before, self._attack_phrases):
+        if self.sources is not None and not self._attack_phrases.find(before):
             paragraph = text.rfind("\n", 0, left) + 1  # a catalogue entry opens its paragraph, not a long text
-            first_words = _words(text[paragraph:left])[:3] if 0 < left - paragraph <= CONTEXT else before
+            first_words = (
+                _words(text[paragraph : min(left, paragraph + 40)])[:3] if 0 < left - paragraph <= CONTEXT else before
+            )
             source = self.sources.named(before, text[left:right]) or self.sources.entry(first_words)
             if source:
                 return UseReading("historical", source)
@@ -262,7 +284,7 @@ class UseRules:
                 self.vocative
                 and (nearest is None or nearest.kind == "attack")
                 and _vocative(text, hit, quotation)
-                and not _first_phrase(before, self._mention_phrases)
+                and not self._mention_phrases.find(before)
             ):
                 return UseReading("attack", VOCATIVE)  # but "the word of the day, «...», is ..." names a word
             if not self._mention_cue_near(text, hit, quotation, after):
@@ -273,11 +295,11 @@ class UseRules:
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
         if nearest is None and self.stance:
-            stance = _first_phrase(_words(text[left : _sentence_end(text, right + 1)]), self.stance)
+            stance = self.stance.find(before + after + _words(text[right : _sentence_end(text, right + 1)]))
             if stance:
                 return UseReading("attack", stance)  # "I'm not racist, but ...": evidence the learned source keeps
         if nearest is None and self.frames:
-            frame = _first_phrase(before, self.frames)
+            frame = self.frames.find(before)
             if frame:
                 return UseReading("reported", frame)  # "according to the police, the man shouted ..."
         return UseReading("attack", nearest.text if nearest is not None else "")
@@ -298,10 +320,10 @@ class UseRules:
         opening, closing = quotation
         start, end = _sentence_start(text, opening), _sentence_end(text, closing + 1)
         outside = _words(text[start:opening]) + _words(text[closing + 1 : end])
-        own = _first_phrase(outside, self.own_words)
+        own = self.own_words.find(outside)
         if own or not self.stance:
             return own
-        return _first_phrase(outside + _words(text[end : _sentence_end(text, end + 1)]), self.stance)
+        return self.stance.find(outside + _words(text[end : _sentence_end(text, end + 1)]))
 
     # -- cues by the word next to the hit: a hit meets the few cues that could end there, not all of them ----------
     @cached_property
@@ -333,12 +355,12 @@ class UseRules:
         return {word: tuple(cues) for word, cues in index.items()}
 
     @cached_property
-    def _mention_phrases(self) -> tuple[tuple[str, ...], ...]:
-        return tuple(c.words for c in self.before if c.kind != "attack" and WILDCARD not in c.words)
+    def _mention_phrases(self) -> _Phrases:
+        return _Phrases(tuple(c.words for c in self.before if c.kind != "attack" and WILDCARD not in c.words))
 
     @cached_property
-    def _attack_phrases(self) -> tuple[tuple[str, ...], ...]:
-        return tuple(c.words for c in self.before if c.kind == "attack" and WILDCARD not in c.words)
+    def _attack_phrases(self) -> _Phrases:
+        return _Phrases(tuple(c.words for c in self.before if c.kind == "attack" and WILDCARD not in c.words))
 
     def _cues_before(self, words: list[str]) -> list[tuple[int, _Cue]]:
         """(distance, cue) for every `before` cue ending within its reach of the hit, in the file's order: the same
@@ -379,8 +401,8 @@ class UseRules:
 class _Sources:
     """An old source named in a sentence: one of `documents`, and a year before `before_year` or one of `eras`."""
 
-    documents: tuple[tuple[str, ...], ...]
-    eras: tuple[tuple[str, ...], ...]
+    documents: _Phrases
+    eras: _Phrases
     before_year: int
     entries: tuple[tuple[str, ...], ...] = ()  # "Lot 117: ...": a catalogue entry opens the sentence
 
@@ -400,16 +422,16 @@ class _Sources:
                 raise UseRulesError(f"{where}: sources.{key}: a phrase has no word")
             return found
 
-        return cls(phrases("documents"), phrases("eras"), year, phrases("entries"))
+        return cls(_Phrases(phrases("documents")), _Phrases(phrases("eras")), year, phrases("entries"))
 
     def named(self, before: list[str], sentence: str) -> str:
         """The document phrase that names an old source before the hit ("" when none does)."""
-        document = _first_phrase(before, self.documents)
+        document = self.documents.find(before)
         if not document:
             return ""
         if any(int(m.group(1)) < self.before_year for m in _YEAR.finditer(sentence)):
             return document
-        return document if _first_phrase(_words(sentence), self.eras) else ""
+        return document if self.eras.find(_words(sentence)) else ""
 
     def entry(self, before: list[str]) -> str:
         """The catalogue entry ("lot 117") that opens the hit's sentence: a phrase of `entries`, then a number."""
@@ -450,15 +472,15 @@ class _SelfReference:
         return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
 
 
-def _phrases(value: Any, key: str, where: str) -> tuple[tuple[str, ...], ...]:
+def _phrases(value: Any, key: str, where: str) -> _Phrases:
     if value is None:
-        return ()
+        return _Phrases()
     if not isinstance(value, list):
         raise UseRulesError(f"{where}: {key}: expected a list of phrases")
     found = tuple(tuple(_words(str(p))) for p in value)
     if any(not words for words in found):
         raise UseRulesError(f"{where}: {key}: a phrase has no word")
-    return found
+    return _Phrases(found)
 
 
 def _flag(data: Mapping[str, Any], key: str, where: str) -> bool:
@@ -480,11 +502,6 @@ def _vocative(text: str, hit: Hit, quotation: tuple[int, int]) -> bool:
     if right[:1] == ",":
         return right[1:].lstrip()[:1] not in _CLOSING_MARKS | {"«", "„", "‘"}
     return right[:1] in {"", ".", "!", "?", "\n"}
-
-
-def _first_phrase(words: list[str], phrases: Sequence[tuple[str, ...]]) -> str:
-    joined = f" {' '.join(words)} "
-    return next((" ".join(p) for p in phrases if f" {' '.join(p)} " in joined), "")
 
 
 def _attack_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:
