@@ -22,13 +22,12 @@ Deliberate choices (do not "fix"):
   pronoun ("As queer people we decide ...", "Als Tunte auf der Bühne fühle ich ...") is reclaimed. Only subject
   pronouns, within `self_reference.words` words of the hit and before a comma ("as" also means "because":
   "as wetbacks keep coming we ..." stays an attack with English's 2 words).
-- A catalogue entry that opens the sentence ("Lot 117: tin money box ...", `sources.entries` then a number)
-  makes the hit historical too: an auction or inventory description.
+- A catalogue entry that opens the hit's paragraph ("Lot 117: tin money box ...", "Lot 212. Enamelled tin ...":
+  one of `sources.entries`, then a number) makes the hit historical too: an auction or inventory description.
 - A quotation that holds the hit alone, set off by commas ('Nice try, "...".', `vocative_quotes`), is a word
   addressed to someone: an attack, unless a mention cue stands anywhere before it in the sentence ("the word in
   the caption, "...", is ...") or the quotation is one of a list. It costs a mention written as a bare apposition
   ('Graffiti on the bridge again, "..."'), which the dev corpora hardly hold and attacks often do.
-- A catalogue entry counts from the start of its paragraph ("Lot 212. Enamelled tin money box ... c. 1925. ...").
 - The frame of a report (`frames`: "according to the police", "was convicted", "secondo i testimoni") anywhere
   before the hit in its sentence makes a hit that no cue explains reported: a news or court report of what
   someone said. Only institutional sources and sanctions are listed: "according to my gran, ..." is no frame.
@@ -416,13 +415,10 @@ class _Sources:
         if not isinstance(year, int) or not 1000 <= year <= 2100:
             raise UseRulesError(f"{where}: sources: before_year {year!r} is not a year from 1000 to 2100")
 
-        def phrases(key: str) -> tuple[tuple[str, ...], ...]:
-            found = tuple(tuple(_words(str(p))) for p in data.get(key) or ())
-            if any(not words for words in found):
-                raise UseRulesError(f"{where}: sources.{key}: a phrase has no word")
-            return found
+        def phrases(key: str) -> _Phrases:
+            return _phrases(data.get(key), f"sources.{key}", where)
 
-        return cls(_Phrases(phrases("documents")), _Phrases(phrases("eras")), year, phrases("entries"))
+        return cls(phrases("documents"), phrases("eras"), year, phrases("entries").words)
 
     def named(self, before: list[str], sentence: str) -> str:
         """The document phrase that names an old source before the hit ("" when none does)."""
@@ -496,7 +492,7 @@ def _vocative(text: str, hit: Hit, quotation: tuple[int, int]) -> bool:
     opening, closing = quotation
     if text[opening + 1 : closing].strip().rstrip("!?.,").strip() != text[hit.start : hit.end]:
         return False
-    left, right = text[:opening].rstrip(), text[closing + 1 :].lstrip()
+    left, right = text[max(0, opening - 20) : opening].rstrip(), text[closing + 1 : closing + 20].lstrip()
     if not left.endswith(",") or left[:-1].rstrip()[-1:] in _CLOSING_MARKS:
         return False
     if right[:1] == ",":
