@@ -153,7 +153,7 @@ def neighbour_vote(
     exp(similarity / temperature) (unit vectors: the dot product is the cosine)."""
     k = min(k, len(neighbours))
     # einsum, not `@`: a product this size wakes BLAS's thread pool, which then fights the embedding model's threads
-    # for the two cores (27 ms more per hit measured in the web process); einsum runs in the calling thread
+    # for the two cores (27 ms more per offered hit, measured beside the model); einsum runs in the calling thread
     similarity = np.einsum("ij,kj->ik", vectors, neighbours)
     nearest = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
     top = np.take_along_axis(similarity, nearest, axis=1)
