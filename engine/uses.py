@@ -253,14 +253,16 @@ class UseRules:
         for distance, cue in self._cues_before(before):  # in the file's order: the first of equal ranks wins
             rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
             best = rank if best is None or rank[:3] < best[:3] else best
-        for distance, cue in self._cues_after(after):
+        after_cues = self._cues_after(after)
+        for distance, cue in after_cues:
             rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
             best = rank if best is None or rank[:3] < best[:3] else best
         nearest = best[3] if best is not None else None
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
         if self.sources is not None and not self._attack_phrases.find(before):
-            paragraph = text.rfind("\n", 0, left) + 1  # a catalogue entry opens its paragraph, not a long text
+            # a catalogue entry opens its paragraph, not a long text: a paragraph start farther back is not looked for
+            paragraph = text.rfind("\n", max(0, left - CONTEXT - 1), left) + 1
             first_words = (
                 _words(text[paragraph : min(left, paragraph + 40)])[:3] if 0 < left - paragraph <= CONTEXT else before
             )
@@ -286,7 +288,7 @@ class UseRules:
                 and not self._mention_phrases.find(before)
             ):
                 return UseReading("attack", VOCATIVE)  # but "the word of the day, «...», is ..." names a word
-            if not self._mention_cue_near(text, hit, quotation, after):
+            if not self._mention_cue_near(text, hit, quotation, after_cues):
                 own = self._own_quotation(text, quotation)
                 if own:
                     return UseReading("attack", own)  # 'My sign: "..."', 'I told him "...". I stand by it.'
@@ -303,12 +305,14 @@ class UseRules:
                 return UseReading("reported", frame)  # "according to the police, the man shouted ..."
         return UseReading("attack", nearest.text if nearest is not None else "")
 
-    def _mention_cue_near(self, text: str, hit: Hit, quotation: tuple[int, int], after: list[str]) -> bool:
+    def _mention_cue_near(
+        self, text: str, hit: Hit, quotation: tuple[int, int], after_cues: list[tuple[int, _Cue]]
+    ) -> bool:
         """Whether a mention cue reaches the hit from inside its quotation ('"don't call me a ...", I told him') or
         after it ('"..." is a word we should drop'); a verb that introduces the quotation ("I shouted") does not
         count: it is what makes the words the writer's own."""
         inside_before = _words(text[quotation[0] + 1 : hit.start])
-        cues = [c for _, c in self._cues_before(inside_before)] + [c for _, c in self._cues_after(after)]
+        cues = [c for _, c in self._cues_before(inside_before)] + [c for _, c in after_cues]
         return any(c.kind != "attack" for c in cues)
 
     def _own_quotation(self, text: str, quotation: tuple[int, int]) -> str:
