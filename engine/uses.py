@@ -31,6 +31,11 @@ Deliberate choices (do not "fix"):
 - The frame of a report (`frames`: "according to the police", "was convicted", "secondo i testimoni") anywhere
   before the hit in its sentence makes a hit that no cue explains reported: a news or court report of what
   someone said. Only institutional sources and sanctions are listed: "according to my gran, ..." is no frame.
+- Indirect speech (`speech`): a verb of saying in the third person ("told", "a raconté", "ha detto"), then within
+  `speech.reach` words a word that opens a reported clause ("that", "que", "dass", "ότι"), anywhere before the hit
+  in its sentence, makes a hit that no cue explains reported: "my landlord asked if the ... upstairs had paid".
+  Only verbs of another speaker are listed, and a `speech.writer` pronoun within three words before the verb
+  ("I told him that ...") leaves the hit an attack: the writer's own claim is no report. Stance comes first.
 - The writer's own quotation is no mention: a hit inside quotation marks with no mention cue of its own is an
   attack when the sentence, outside the marks, names the writer as its author (`own_words`: "my sign:", "I told
   him", "te lo scrivo") or states the writer's stance there or in the next sentence ("… I'd say it again").
@@ -157,6 +162,7 @@ class UseRules:
     stance: _Phrases = _Phrases()  # the writer's stance, anywhere in the hit's sentence or the next
     frames: _Phrases = _Phrases()  # a report's frame ("according to the police"), before the hit
     own_words: _Phrases = _Phrases()  # the writer's own quotation ("my sign:", "I told him")
+    speech: _Speech | None = None  # indirect speech: "he told the class that ..."
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -187,8 +193,8 @@ class UseRules:
             for kind, phrases in groups.items():
                 if kind not in kinds:
                     raise UseRulesError(f"{where}: {section}: '{kind}' is not known; accepted: {', '.join(kinds)}")
-                for phrase in phrases or ():
-                    text = str(phrase).strip()
+                for phrase in _texts(phrases or [], f"{section}.{kind}", where):
+                    text = phrase.strip()
                     has_gap = text.startswith(GAP) if section == "after" else text.endswith(GAP)
                     text = text.removeprefix(GAP).strip() if section == "after" else text
                     words = tuple(_words(text.removesuffix(GAP), cue=True))
@@ -217,6 +223,7 @@ class UseRules:
             _phrases(data.get("stance"), "stance", where),
             _phrases(data.get("frames"), "frames", where),
             _phrases(data.get("own_words"), "own_words", where),
+            _Speech.from_dict(data.get("speech"), where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -289,7 +296,7 @@ class UseRules:
             ):
                 return UseReading("attack", VOCATIVE)  # but "the word of the day, «...», is ..." names a word
             if not self._mention_cue_near(text, hit, quotation, after_cues):
-                own = self._own_quotation(text, quotation)
+                own = self._own_quotation(text, quotation, nearest)
                 if own:
                     return UseReading("attack", own)  # 'My sign: "..."', 'I told him "...". I stand by it.'
             return UseReading("quoted", "quotation marks")
@@ -303,6 +310,11 @@ class UseRules:
             frame = self.frames.find(before)
             if frame:
                 return UseReading("reported", frame)  # "according to the police, the man shouted ..."
+        if nearest is None and self.speech is not None:
+            said = self.speech.find(before)
+            following = after + _words(text[right : _sentence_end(text, right + 1)])
+            if said and not self._endorsements.find(following):
+                return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
         return UseReading("attack", nearest.text if nearest is not None else "")
 
     def _mention_cue_near(
@@ -315,15 +327,18 @@ class UseRules:
         cues = [c for _, c in self._cues_before(inside_before)] + [c for _, c in after_cues]
         return any(c.kind != "attack" for c in cues)
 
-    def _own_quotation(self, text: str, quotation: tuple[int, int]) -> str:
+    def _own_quotation(self, text: str, quotation: tuple[int, int], nearest: _Cue | None) -> str:
         """The phrase that makes a quotation the writer's own words: one of `own_words` in its sentence outside the
-        marks, or one of `stance` there or in the next sentence ("" when none)."""
+        marks, unless the nearest cue is another's mention cue ('my post about the man who called me a "..."'), or
+        one of `stance` there or in the next sentence ("" when none)."""
         if not self.own_words and not self.stance:
             return ""
         opening, closing = quotation
         start, end = _sentence_start(text, opening), _sentence_end(text, closing + 1)
         outside = _words(text[start:opening]) + _words(text[closing + 1 : end])
         own = self.own_words.find(outside)
+        if own and _someone_elses(nearest, own):
+            own = ""
         if own or not self.stance:
             return own
         return self.stance.find(outside + _words(text[end : _sentence_end(text, end + 1)]))
@@ -360,6 +375,12 @@ class UseRules:
     @cached_property
     def _mention_phrases(self) -> _Phrases:
         return _Phrases(tuple(c.words for c in self.before if c.kind != "attack" and WILDCARD not in c.words))
+
+    @cached_property
+    def _endorsements(self) -> _Phrases:
+        """The writer's endorsements (`after.attack`) looked for anywhere after a reported clause: "my grandad used to
+        say that ..., and he was right"."""
+        return _Phrases(tuple(c.words for c in self.after if c.kind == "attack"))
 
     @cached_property
     def _attack_phrases(self) -> _Phrases:
@@ -472,15 +493,65 @@ class _SelfReference:
         return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
 
 
+@dataclass(frozen=True, slots=True)
+class _Speech:
+    """Indirect speech: one of `verbs` (another speaker's), then within `reach` words one of `that`."""
+
+    verbs: _Phrases
+    that: frozenset[str]
+    writer: frozenset[str]
+    reach: int
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> _Speech | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not data.get("verbs") or not data.get("that"):
+            raise UseRulesError(f"{where}: speech: expected a mapping with the lists verbs, that and writer")
+        that = frozenset(w for p in _texts(data["that"], "speech.that", where) for w in _words(p))
+        writer = frozenset(w for p in _texts(data.get("writer") or [], "speech.writer", where) for w in _words(p))
+        reach = data.get("reach", 5)
+        if not isinstance(reach, int) or not 0 <= reach <= 8:
+            raise UseRulesError(f"{where}: speech: reach {reach!r} is not a number of words from 0 to 8")
+        if not that:
+            raise UseRulesError(f"{where}: speech: that has no word")
+        return cls(_phrases(data["verbs"], "speech.verbs", where), that, writer, reach)
+
+    def find(self, before: list[str]) -> str:
+        """The cue ("told … that") when the nearest reported clause before the hit was said by someone else: no
+        `writer` pronoun within three words before its verb or between the verb and `that` ("" if none)."""
+        for at in range(len(before) - 1, 0, -1):
+            if before[at] not in self.that:
+                continue
+            for end in range(at, max(0, at - self.reach) - 1, -1):
+                for verb in self.verbs.words:
+                    size = len(verb)
+                    if end >= size and tuple(before[end - size : end]) == verb:
+                        if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size] + before[end:at]):
+                            return ""  # the writer's own claim: "I told him that ...", "diz-se que ..."
+                        return f"{' '.join(verb)} … {before[at]}"
+        return ""
+
+
 def _phrases(value: Any, key: str, where: str) -> _Phrases:
     if value is None:
         return _Phrases()
     if not isinstance(value, list):
         raise UseRulesError(f"{where}: {key}: expected a list of phrases")
-    found = tuple(tuple(_words(str(p))) for p in value)
+    found = tuple(tuple(_words(p)) for p in _texts(value, key, where))
     if any(not words for words in found):
         raise UseRulesError(f"{where}: {key}: a phrase has no word")
     return _Phrases(found)
+
+
+def _texts(value: Any, key: str, where: str) -> list[str]:
+    """The phrases of a list, refusing what YAML did not read as text: unquoted on, off, yes and no are booleans."""
+    if not isinstance(value, list):
+        raise UseRulesError(f"{where}: {key}: expected a list of phrases")
+    for item in value:
+        if isinstance(item, bool):
+            raise UseRulesError(f"{where}: {key}: {item!r} is not a phrase (quote on, off, yes and no)")
+    return [str(item) for item in value]
 
 
 def _flag(data: Mapping[str, Any], key: str, where: str) -> bool:
@@ -502,6 +573,12 @@ def _vocative(text: str, hit: Hit, quotation: tuple[int, int]) -> bool:
     if right[:1] == ",":
         return right[1:].lstrip()[:1] not in _CLOSING_MARKS | {"«", "„", "‘"}
     return right[:1] in {"", ".", "!", "?", "\n"}
+
+
+def _someone_elses(cue: _Cue | None, own: str) -> bool:
+    """Whether a mention cue outside the writer's own phrase reports the quotation: 'My post about the man who
+    called me a "..."' is the writer reporting another's word, but in 'I shouted "..."' the cue is the writer's."""
+    return cue is not None and cue.kind != "attack" and f" {' '.join(cue.words)} " not in f" {own} "
 
 
 def _attack_cues(phrases: Sequence[Any], where: str) -> tuple[_Cue, ...]:

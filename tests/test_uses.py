@@ -103,6 +103,12 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"stance": ["!"]}, "stance: a phrase has no word"),
         ({"own_words": "my sign"}, "own_words: expected a list of phrases"),
         ({"frames": [""]}, "frames: a phrase has no word"),
+        ({"speech": {"verbs": ["said"]}}, "speech: expected a mapping with the lists verbs, that and writer"),
+        ({"speech": {"verbs": ["said"], "that": ["that"], "reach": 12}}, "reach 12 is not a number of words"),
+        ({"speech": {"verbs": ["!"], "that": ["that"]}}, "speech.verbs: a phrase has no word"),
+        # YAML reads an unquoted French "on" as true: refused, not read as the word "True"
+        ({"speech": {"verbs": ["dit"], "that": ["que"], "writer": [True]}}, "True is not a phrase"),
+        ({"stance": [False]}, "stance: False is not a phrase"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -374,6 +380,9 @@ def test_the_writers_own_words_are_attacks(language: str, text: str, surface: st
         ('My son asked me what "paki" means after school today.', "paki"),
         ('I told him "don\'t call me a paki" and walked off.', "paki"),
         ('"Stop calling people pikeys", I wrote under the post. I stand by it.', "pikeys"),
+        # the writer's own post, about someone else's words
+        ('My post about the neighbour who called me a "paki" got removed.', "paki"),
+        ('I said the man at the till had called me a "paki" before I paid.', "paki"),
         # a group's own banner is no first person singular
         ('Our banner for Saturday: "Dykes against the far right".', "Dykes"),
     ],
@@ -401,6 +410,45 @@ def test_quotations_that_are_not_the_writers_own_words_stay_mentions(text: str, 
 )
 def test_a_report_frame_before_the_hit_makes_it_reported(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "reported"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        ("en", "The bouncer told my cousin and his mates that no more pakis were getting in tonight.", "pakis"),
+        ("en", "Our neighbour keeps asking the postman whether the gyppos at number 9 have moved out yet.", "gyppos"),
+        ("fr", "Le gardien a expliqué à ma mère qu'il ne voulait pas de bougnoules dans l'ascenseur.", "bougnoules"),
+        ("de", "Der Trainer hat den Eltern erzählt, dass in seiner Mannschaft kein Kanake spielt.", "Kanake"),
+        ("nl", "Een buurman vroeg de wijkagent of die flikker van hiernaast al was opgepakt.", "flikker"),
+        ("it", "Il capocantiere ha detto davanti a tutti che il terrone nuovo non sa tenere la pala.", "terrone"),
+        ("pt", "A senhoria disse ao meu irmão que não aluga a ciganos, nem com fiador.", "ciganos"),
+        ("el", "Ο ταξιτζής είπε στη φίλη μου ότι γύφτους δεν παίρνει στο αμάξι του.", "γύφτους"),
+    ],
+)
+def test_indirect_speech_of_another_speaker_is_reported(language: str, text: str, surface: str) -> None:
+    use, cue = read(text, surface, language)
+    assert use == "reported" and "…" in cue, f"{text!r}: {use} ({cue!r})"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # the writer's own claim
+        ("en", "I told the whole street that the gyppos at number 9 steal bikes.", "gyppos"),
+        ("nl", "Ik zei gisteren al tegen iedereen dat die flikker van hiernaast niet te vertrouwen is.", "flikker"),
+        # the report, then the writer's endorsement
+        ("en", "My grandad always said that gyppos can't be trusted, and he was right.", "gyppos"),
+        ("fr", "Mon oncle disait que les bougnoules ne s'intègrent jamais. Il avait raison.", "bougnoules"),
+        # an impersonal saying is no other speaker's report
+        ("pt", "No bairro diz-se que cigano não paga renda.", "cigano"),
+        ("de", "Früher sagte man, dass ein Kanake nie pünktlich ist.", "Kanake"),
+        ("fr", "On dit que les bougnoules ne paient jamais.", "bougnoules"),
+    ],
+)
+def test_the_writers_own_claim_an_endorsed_report_and_a_saying_stay_attacks(
+    language: str, text: str, surface: str
+) -> None:
+    assert read(text, surface, language)[0] == "attack", text
 
 
 def test_a_frame_is_no_institution_and_a_stance_comes_first() -> None:
