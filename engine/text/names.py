@@ -171,6 +171,16 @@ def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: 
     return sum(word[:1].isupper() for word in judged) * 3 >= len(judged) * 2
 
 
+def _capitalized_run(text: str, tokens: Sequence[Token], first: int, last: int) -> int:
+    """How many capitalized words stand side by side with the hit, the hit included."""
+    start, end = first, last
+    while start > 0 and _capitalized(tokens[start - 1]) and _adjacent(text, tokens[start - 1], tokens[start]):
+        start -= 1
+    while end + 1 < len(tokens) and _capitalized(tokens[end + 1]) and _adjacent(text, tokens[end], tokens[end + 1]):
+        end += 1
+    return end - start + 1
+
+
 class HeuristicNameFilter:
     """Offline rules. Evidence that does not rest on capitals alone counts everywhere (in
     title-case headings, all caps and German too):
@@ -187,6 +197,9 @@ class HeuristicNameFilter:
     3. a lower-case vocabulary term written capitalized in mid-sentence, right beside another
        capitalized word whose capital is not explained by its place at the start of a sentence,
        is a name (Sordo Rossi); ethnonyms listed capitalized, such as 'Gypsy', are not affected;
+       but three or more capitalized words side by side around a term that is not ambiguous, with
+       no given name or title among them, are a title inside the sentence ("the novel Ten Little
+       ... was renamed"); an ambiguous word keeps its name reading there (Birra Moretti);
     4. in German (outside title case), a hit beside a mid-sentence capitalized word the
        dictionary does not know (Heide Kowalczyk, Lüneburger Heide).
     """
@@ -233,6 +246,8 @@ class HeuristicNameFilter:
             # Every noun is capitalized: only a word the dictionary does not know, where its
             # capital is not owed to the start of a sentence, looks like a name.
             return any(not _sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
+        if not term.ambiguous and _capitalized_run(text, tokens, first, last) >= 3:
+            return False  # a title inside a sentence ("the novel Ten Little ... was renamed"), no name evidence
         # An article or small word written with a capital is a heading's style, not a name ("X1 A Welfare Queen").
         evidence = [
             t
