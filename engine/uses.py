@@ -86,6 +86,7 @@ AFTER_GAP = 4
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
 # a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions)
 _SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\s*\d)")
+HEADING_WORDS = 12  # a dated heading ("Hansard, March 1904:") is short
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3})(?:s|er|\u2019?s)?(?!\d)")  # 1890, 1890s, 1890er
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
 _APOSTROPHE_MARKS = {"'", "’"}
@@ -273,7 +274,11 @@ class UseRules:
             first_words = (
                 _words(text[paragraph : min(left, paragraph + 40)])[:3] if 0 < left - paragraph <= CONTEXT else before
             )
-            source = self.sources.named(before, text[left:right]) or self.sources.entry(first_words)
+            source = (
+                self.sources.named(before, text[left:right])
+                or self.sources.entry(first_words)
+                or self.sources.dated_heading(text[left : hit.start])
+            )
             if source:
                 return UseReading("historical", source)
         if self.self_reference is not None and (nearest is None or nearest.kind != "attack"):
@@ -329,8 +334,9 @@ class UseRules:
 
     def _own_quotation(self, text: str, quotation: tuple[int, int], nearest: _Cue | None) -> str:
         """The phrase that makes a quotation the writer's own words: one of `own_words` in its sentence outside the
-        marks, unless the nearest cue is another's mention cue ('my post about the man who called me a "..."'), or
-        one of `stance` there or in the next sentence ("" when none)."""
+        marks, unless the nearest cue is another's mention cue ('my post about the man who called me a "..."'); an
+        endorsement (`after.attack`) after the closing mark in the same sentence; or one of `stance` there or in the
+        next sentence ("" when none)."""
         if not self.own_words and not self.stance:
             return ""
         opening, closing = quotation
@@ -339,6 +345,7 @@ class UseRules:
         own = self.own_words.find(outside)
         if own and _someone_elses(nearest, own):
             own = ""
+        own = own or self._endorsements.find(_words(text[closing + 1 : end]))  # '"…", and the phone has a point.'
         if own or not self.stance:
             return own
         return self.stance.find(outside + _words(text[end : _sentence_end(text, end + 1)]))
@@ -453,6 +460,15 @@ class _Sources:
         if any(int(m.group(1)) < self.before_year for m in _YEAR.finditer(sentence)):
             return document
         return document if self.eras.find(_words(sentence)) else ""
+
+    def dated_heading(self, before: str) -> str:
+        """The year of a short heading that opens the hit's sentence and ends in a colon before the hit, when it is
+        before `before_year` ("Hansard, March 1904: …", "Playbill, November 1861: …"; "" when none)."""
+        colon = before.find(":")
+        if colon < 0 or len(_words(before[:colon])) > HEADING_WORDS:
+            return ""
+        year = next((m.group(1) for m in _YEAR.finditer(before, 0, colon) if int(m.group(1)) < self.before_year), "")
+        return f"{year}:" if year else ""
 
     def entry(self, before: list[str]) -> str:
         """The catalogue entry ("lot 117") that opens the hit's sentence: a phrase of `entries`, then a number."""

@@ -451,6 +451,40 @@ def test_the_writers_own_claim_an_endorsed_report_and_a_saying_stay_attacks(
     assert read(text, surface, language)[0] == "attack", text
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        (
+            "en",
+            "Kew, August 1911: forty coolies landed from the steamer and were marched to the depot.",
+            "coolies",
+            "historical",
+        ),
+        (
+            "de",
+            "Kiel, Mai 1921: Ankunft von sechzig Zigeunern am Güterbahnhof, Unterbringung in Baracken.",
+            "Zigeunern",
+            "historical",
+        ),
+        # a recent year, a long heading, or a colon after the hit: no dated heading
+        ("en", "Street party, August 2024: forty coolies turned up and ate everything.", "coolies", "attack"),
+        ("en", "Forty coolies turned up at the street party, August 1911: nothing changes.", "coolies", "attack"),
+    ],
+)
+def test_a_short_dated_heading_before_the_hit_makes_it_historical(
+    language: str, text: str, surface: str, use: str
+) -> None:
+    assert read(text, surface, language)[0] == use, text
+
+
+def test_the_writers_agreement_after_a_quotation_or_a_report_makes_it_an_attack() -> None:
+    assert read('The sticker on the lamp post says "gyppos out", and honestly it has a point.', "gyppos")[0] == "attack"
+    assert read("The MP said on the radio that gyppos never pay tax, and I agree with him.", "gyppos")[0] == "attack"
+    # agreement with someone else, in the next sentence, is not read as the writer's endorsement of a quotation
+    text = 'He sprayed "gyppos out" on the shelter. The council has a point about cameras.'
+    assert read(text, "gyppos")[0] == "quoted"
+
+
 def test_a_frame_is_no_institution_and_a_stance_comes_first() -> None:
     # "according to my gran" is no institutional frame
     assert read("According to my gran, the gyppos down the lane steal bikes.", "gyppos")[0] == "attack"
