@@ -513,7 +513,7 @@ class _SelfReference:
 class _Speech:
     """Indirect speech: one of `verbs` (another speaker's), then within `reach` words one of `that`."""
 
-    verbs: _Phrases
+    verbs: Mapping[str, tuple[tuple[str, ...], ...]]  # by their last word: a position meets only the verbs ending there
     that: frozenset[str]
     writer: frozenset[str]
     reach: int
@@ -531,7 +531,10 @@ class _Speech:
             raise UseRulesError(f"{where}: speech: reach {reach!r} is not a number of words from 0 to 8")
         if not that:
             raise UseRulesError(f"{where}: speech: that has no word")
-        return cls(_phrases(data["verbs"], "speech.verbs", where), that, writer, reach)
+        verbs: dict[str, list[tuple[str, ...]]] = {}
+        for verb in _phrases(data["verbs"], "speech.verbs", where).words:
+            verbs.setdefault(verb[-1], []).append(verb)
+        return cls({last: tuple(found) for last, found in verbs.items()}, that, writer, reach)
 
     def find(self, before: list[str]) -> str:
         """The cue ("told … that") when the nearest reported clause before the hit was said by someone else: no
@@ -539,8 +542,8 @@ class _Speech:
         for at in range(len(before) - 1, 0, -1):
             if before[at] not in self.that:
                 continue
-            for end in range(at, max(0, at - self.reach) - 1, -1):
-                for verb in self.verbs.words:
+            for end in range(at, max(0, at - self.reach - 1), -1):
+                for verb in self.verbs.get(before[end - 1], ()):
                     size = len(verb)
                     if end >= size and tuple(before[end - size : end]) == verb:
                         if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size] + before[end:at]):
