@@ -126,9 +126,12 @@ def _sentence_initial(text: str, tokens: Sequence[Token], index: int) -> bool:
 
 
 def _adjacent(text: str, a: Token, b: Token) -> bool:
-    """Tokens separated only by spaces (or a title's dot): parts of one name."""
+    """Tokens separated only by spaces, or by the dot of a title or an initial (Mr. Savage, J. Savage): parts of one
+    name. Any other word's dot ends its sentence ("Answer: X. Jan got it first")."""
     between = text[a.end : b.start]
-    return between.strip(" .\u00a0") == "" and "\n" not in between
+    if "\n" in between or between.strip(" .\u00a0"):
+        return False
+    return "." not in between or a.text.lower() in NAME_MARKERS or (len(a.text) == 1 and a.text.isupper())
 
 
 def _initial(text: str, token: Token) -> bool:
