@@ -364,6 +364,7 @@ LATER_SETS = [
     ("heldout5.yaml", "fifth held-out", 294, 196),
     ("heldout6.yaml", "sixth held-out", 294, 196),
     ("heldout7.yaml", "seventh held-out", 294, 196),
+    ("heldout8.yaml", "eighth held-out", 294, 196),
 ]
 
 
