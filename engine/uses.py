@@ -531,10 +531,12 @@ class _Speech:
             raise UseRulesError(f"{where}: speech: reach {reach!r} is not a number of words from 0 to 8")
         if not that:
             raise UseRulesError(f"{where}: speech: that has no word")
-        verbs: dict[str, list[tuple[str, ...]]] = {}
-        for verb in _phrases(data["verbs"], "speech.verbs", where).words:
-            verbs.setdefault(verb[-1], []).append(verb)
-        return cls({last: tuple(found) for last, found in verbs.items()}, that, writer, reach)
+        return cls(
+            _by_last(_phrases(data["verbs"], "speech.verbs", where)),
+            that,
+            writer,
+            reach,
+        )
 
     def find(self, before: list[str]) -> str:
         """The cue ("told … that") when the nearest reported clause before the hit was said by someone else: no
@@ -550,6 +552,13 @@ class _Speech:
                             return ""  # the writer's own claim: "I told him that ...", "diz-se que ..."
                         return f"{' '.join(verb)} … {before[at]}"
         return ""
+
+
+def _by_last(phrases: _Phrases) -> dict[str, tuple[tuple[str, ...], ...]]:
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in phrases.words:
+        found.setdefault(phrase[-1], []).append(phrase)
+    return {last: tuple(group) for last, group in found.items()}
 
 
 def _phrases(value: Any, key: str, where: str) -> _Phrases:

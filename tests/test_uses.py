@@ -485,6 +485,14 @@ def test_the_writers_agreement_after_a_quotation_or_a_report_makes_it_an_attack(
     assert read(text, "gyppos")[0] == "quoted"
 
 
+def test_a_dictionary_entry_names_the_word_and_praise_or_authorship_makes_a_quotation_the_writers() -> None:
+    assert read("Nota per il glossario, voce terrone: da marcare come spregiativo.", "terrone", "it")[0] == "reported"
+    assert read("Draft for the style guide, entry gyppo: mark as offensive.", "gyppo")[0] == "reported"
+    text = 'Our MP on the radio last night: "no more gyppos in this town." Finally someone with a spine.'
+    assert read(text, "gyppos")[0] == "attack"
+    assert read("Biglietto scritto da me: «al terrone del terzo piano, auguri».", "terrone", "it")[0] == "attack"
+
+
 def test_a_frame_is_no_institution_and_a_stance_comes_first() -> None:
     # "according to my gran" is no institutional frame
     assert read("According to my gran, the gyppos down the lane steal bikes.", "gyppos")[0] == "attack"
