@@ -60,6 +60,10 @@ TITLE_SMALL_WORDS: frozenset[str] = frozenset(
     """.split()
 )
 
+# The longest vocabulary word a German unknown neighbour makes a surname (Buschmann: 9 letters); a longer one is a
+# compound noun beside a place or a firm (Irrenanstalt Eglfing, Kolonialwarenhandlung Gebr. Brandes).
+SURNAME_LETTERS = 10
+
 # Languages that capitalize every noun: there a capital says nothing about names.
 NOUN_CAPITALIZING = frozenset({"de"})
 
@@ -203,8 +207,9 @@ class HeuristicNameFilter:
        but three or more capitalized words side by side around a term that is not ambiguous, with
        no given name or title among them, are a title inside the sentence ("the novel Ten Little
        ... was renamed"); an ambiguous word keeps its name reading there (Birra Moretti);
-    4. in German (outside title case), a hit beside a mid-sentence capitalized word the
-       dictionary does not know (Heide Kowalczyk, Lüneburger Heide).
+    4. in German (outside title case), a hit of at most SURNAME_LETTERS letters beside a
+       mid-sentence capitalized word the dictionary does not know (Heide Kowalczyk, Lüneburger
+       Heide); a long compound there is no surname (Irrenanstalt Eglfing).
     """
 
     def __init__(self, lemmatizer: Lemmatizer) -> None:
@@ -247,7 +252,10 @@ class HeuristicNameFilter:
         ]
         if language in NOUN_CAPITALIZING:
             # Every noun is capitalized: only a word the dictionary does not know, where its
-            # capital is not owed to the start of a sentence, looks like a name.
+            # capital is not owed to the start of a sentence, looks like a name; and only beside a
+            # short word, as surnames are (Mohr, Heide), not a long compound (Irrenanstalt Eglfing).
+            if len(text[token.start : tokens[last].end]) > SURNAME_LETTERS:
+                return False
             return any(not _sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
         if not term.ambiguous and _capitalized_run(text, tokens, first, last) >= 3:
             return False  # a title inside a sentence ("the novel Ten Little ... was renamed"), no name evidence
