@@ -365,6 +365,7 @@ LATER_SETS = [
     ("heldout6.yaml", "sixth held-out", 294, 196),
     ("heldout7.yaml", "seventh held-out", 294, 196),
     ("heldout8.yaml", "eighth held-out", 294, 196),
+    ("heldout9.yaml", "ninth held-out", 294, 196),
 ]
 
 
