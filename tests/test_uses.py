@@ -493,6 +493,28 @@ def test_a_dictionary_entry_names_the_word_and_praise_or_authorship_makes_a_quot
     assert read("Biglietto scritto da me: «al terrone del terzo piano, auguri».", "terrone", "it")[0] == "attack"
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # the word handed back to the one who used it: "…, you call them"
+        ("en", "Pikeys, you call them. My neighbours have run the same garage for thirty years.", "Pikeys", "reported"),
+        (
+            "de",
+            "Kanaken, schreiben Sie. Meine Nachbarn führen seit dreißig Jahren dieselbe Werkstatt.",
+            "Kanaken",
+            "reported",
+        ),
+        # a quotation the writer made: the writer's own words
+        ("en", 'I designed the flyer myself: "no pikeys past this gate". Printing two hundred.', "pikeys", "attack"),
+        ("pt", "Criei um grupo chamado «ciganos fora do bairro» e já somos oitenta.", "ciganos", "attack"),
+    ],
+)
+def test_the_readers_word_handed_back_is_reported_and_a_quotation_the_writer_made_is_theirs(
+    language: str, text: str, surface: str, use: str
+) -> None:
+    assert read(text, surface, language)[0] == use, text
+
+
 def test_a_frame_is_no_institution_and_a_stance_comes_first() -> None:
     # "according to my gran" is no institutional frame
     assert read("According to my gran, the gyppos down the lane steal bikes.", "gyppos")[0] == "attack"
