@@ -188,6 +188,17 @@ def _capitalized_run(text: str, tokens: Sequence[Token], first: int, last: int) 
     return end - start + 1
 
 
+def _full_name_after(text: str, tokens: Sequence[Token], given: int) -> bool:
+    """Whether the given name at `given` is followed by a capitalized word of its own (a surname): then the word
+    before it is a noun in apposition ("die Dienstmagd Anna Kowalski"), not part of the name."""
+    following = given + 1
+    return (
+        following < len(tokens)
+        and _capitalized(tokens[following])
+        and _adjacent(text, tokens[given], tokens[following])
+    )
+
+
 class HeuristicNameFilter:
     """Offline rules. Evidence that does not rest on capitals alone counts everywhere (in
     title-case headings, all caps and German too):
@@ -280,12 +291,15 @@ class HeuristicNameFilter:
             before.text.lower() in NAME_MARKERS or is_given_name(before.text) or _initial(text, before)
         ):
             return True
+        if after is not None and _capitalized(after) and after.text.lower() in PLACE_WORDS:
+            return True
         if (
             after is not None
             and _capitalized(after)
-            and (after.text.lower() in PLACE_WORDS or is_given_name(after.text))
+            and is_given_name(after.text)
+            and not _full_name_after(text, tokens, last + 1)
         ):
-            return True
+            return True  # Mohr Andreas; but in "Dienstmagd Anna Kowalski" the hit stands before a whole name
         # catalogue order, surname first: "Mohr, Andreas", "Mohr, A."
         if (
             last + 1 < len(tokens)
