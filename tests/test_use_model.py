@@ -366,6 +366,7 @@ LATER_SETS = [
     ("heldout7.yaml", "seventh held-out", 294, 196),
     ("heldout8.yaml", "eighth held-out", 294, 196),
     ("heldout9.yaml", "ninth held-out", 294, 196),
+    ("heldout10.yaml", "tenth held-out", 294, 196),
 ]
 
 
