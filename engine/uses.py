@@ -493,14 +493,11 @@ class _SelfReference:
             return None
         if not isinstance(data, dict) or not data.get("as") or not data.get("first_person"):
             raise UseRulesError(f"{where}: self_reference: expected a mapping with the lists as and first_person")
-        markers = tuple(tuple(_words(str(p))) for p in data["as"])
-        pronouns = frozenset(w for p in data["first_person"] for w in _words(str(p)))
+        markers = tuple(tuple(_words(p)) for p in _texts(data["as"], "self_reference.as", where))
+        pronouns = _word_set(data["first_person"], "self_reference.first_person", where)
         if any(not m for m in markers) or not pronouns:
             raise UseRulesError(f"{where}: self_reference: a phrase has no word")
-        words = data.get("words", 2)
-        if not isinstance(words, int) or not 1 <= words <= 8:
-            raise UseRulesError(f"{where}: self_reference: words {words!r} is not a number from 1 to 8")
-        return cls(markers, pronouns, words)
+        return cls(markers, pronouns, _number(data, "words", 2, (1, 8), f"{where}: self_reference"))
 
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
@@ -524,18 +521,14 @@ class _Speech:
             return None
         if not isinstance(data, dict) or not data.get("verbs") or not data.get("that"):
             raise UseRulesError(f"{where}: speech: expected a mapping with the lists verbs, that and writer")
-        that = frozenset(w for p in _texts(data["that"], "speech.that", where) for w in _words(p))
-        writer = frozenset(w for p in _texts(data.get("writer") or [], "speech.writer", where) for w in _words(p))
-        reach = data.get("reach", 5)
-        if not isinstance(reach, int) or not 0 <= reach <= 8:
-            raise UseRulesError(f"{where}: speech: reach {reach!r} is not a number of words from 0 to 8")
+        that = _word_set(data["that"], "speech.that", where)
         if not that:
             raise UseRulesError(f"{where}: speech: that has no word")
         return cls(
             _by_last(_phrases(data["verbs"], "speech.verbs", where)),
             that,
-            writer,
-            reach,
+            _word_set(data.get("writer") or [], "speech.writer", where),
+            _number(data, "reach", 5, (0, 8), f"{where}: speech"),
         )
 
     def find(self, before: list[str]) -> str:
@@ -570,6 +563,20 @@ def _phrases(value: Any, key: str, where: str) -> _Phrases:
     if any(not words for words in found):
         raise UseRulesError(f"{where}: {key}: a phrase has no word")
     return _Phrases(found)
+
+
+def _word_set(value: Any, key: str, where: str) -> frozenset[str]:
+    """Every word of a list of phrases, as one set (pronouns, conjunctions)."""
+    return frozenset(word for phrase in _texts(value, key, where) for word in _words(phrase))
+
+
+def _number(data: Mapping[str, Any], key: str, default: int, bounds: tuple[int, int], where: str) -> int:
+    """A count of words in a rule file, refused with the accepted range when it is not one."""
+    value = data.get(key, default)
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UseRulesError(f"{where}: {key} {value!r} is not a number of words from {low} to {high}")
+    return int(value)
 
 
 def _texts(value: Any, key: str, where: str) -> list[str]:
