@@ -35,7 +35,10 @@ Deliberate choices (do not "fix"):
   `speech.reach` words a word that opens a reported clause ("that", "que", "dass", "ότι"), anywhere before the hit
   in its sentence, makes a hit that no cue explains reported: "my landlord asked if the ... upstairs had paid".
   Only verbs of another speaker are listed, and a `speech.writer` pronoun within three words before the verb
-  ("I told him that ...") leaves the hit an attack: the writer's own claim is no report. Stance comes first.
+  ("I told him that ...") leaves the hit an attack: the writer's own claim is no report; so does the writer's
+  endorsement (`after.attack`) anywhere after the hit in its sentence or the next. Stance comes first.
+- A short heading with an old year that opens the hit's sentence and ends in a colon before it ("Hansard, March
+  1904: ...") makes the hit historical, like a named old source (`_Sources.dated_heading`).
 - The writer's own quotation is no mention: a hit inside quotation marks with no mention cue of its own is an
   attack when the sentence, outside the marks, names the writer as its author (`own_words`: "my sign:", "I told
   him", "te lo scrivo") or states the writer's stance there or in the next sentence ("… I'd say it again").
@@ -307,20 +310,20 @@ class UseRules:
             return UseReading("quoted", "quotation marks")
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
-        if nearest is None and self.stance:
-            stance = self.stance.find(before + after + _words(text[right : _sentence_end(text, right + 1)]))
-            if stance:
-                return UseReading("attack", stance)  # "I'm not racist, but ...": evidence the learned source keeps
-        if nearest is None and self.frames:
-            frame = self.frames.find(before)
-            if frame:
-                return UseReading("reported", frame)  # "according to the police, the man shouted ..."
-        if nearest is None and self.speech is not None:
-            said = self.speech.find(before)
-            following = after + _words(text[right : _sentence_end(text, right + 1)])
-            if said and not self._endorsements.find(following):
-                return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
-        return UseReading("attack", nearest.text if nearest is not None else "")
+        if nearest is not None:
+            return UseReading("attack", nearest.text)
+        # no cue reaches the hit: the sentence-level lists read the rest of its sentence and the next one, once
+        following = after + _words(text[right : _sentence_end(text, right + 1)])
+        stance = self.stance.find(before + following)
+        if stance:
+            return UseReading("attack", stance)  # "I'm not racist, but ...": evidence the learned source keeps
+        frame = self.frames.find(before)
+        if frame:
+            return UseReading("reported", frame)  # "according to the police, the man shouted ..."
+        said = self.speech.find(before) if self.speech is not None else ""
+        if said and not self._endorsements.find(following):
+            return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
+        return UseReading("attack", "")
 
     def _mention_cue_near(
         self, text: str, hit: Hit, quotation: tuple[int, int], after_cues: list[tuple[int, _Cue]]
@@ -557,8 +560,6 @@ def _by_last(phrases: _Phrases) -> dict[str, tuple[tuple[str, ...], ...]]:
 def _phrases(value: Any, key: str, where: str) -> _Phrases:
     if value is None:
         return _Phrases()
-    if not isinstance(value, list):
-        raise UseRulesError(f"{where}: {key}: expected a list of phrases")
     found = tuple(tuple(_words(p)) for p in _texts(value, key, where))
     if any(not words for words in found):
         raise UseRulesError(f"{where}: {key}: a phrase has no word")
