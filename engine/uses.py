@@ -471,7 +471,7 @@ class _Sources:
         if colon < 0 or len(_words(before[:colon])) > HEADING_WORDS:
             return ""
         year = next((m.group(1) for m in _YEAR.finditer(before, 0, colon) if int(m.group(1)) < self.before_year), "")
-        return f"{year}:" if year else ""
+        return year  # the readers' note names it: "… a historical or catalogue use (1904)"
 
     def entry(self, before: list[str]) -> str:
         """The catalogue entry ("lot 117") that opens the hit's sentence: a phrase of `entries`, then a number."""

@@ -477,6 +477,12 @@ def test_a_short_dated_heading_before_the_hit_makes_it_historical(
     assert read(text, surface, language)[0] == use, text
 
 
+def test_a_dated_heading_is_named_to_readers_by_its_year() -> None:
+    # the cue stands in brackets in the decision's reasons: "(1911)", not "(1911:)"
+    text = "Kew, August 1911: forty coolies landed from the steamer and were marched to the depot."
+    assert read(text, "coolies") == ("historical", "1911")
+
+
 def test_the_writers_agreement_after_a_quotation_or_a_report_makes_it_an_attack() -> None:
     assert read('The sticker on the lamp post says "gyppos out", and honestly it has a point.', "gyppos")[0] == "attack"
     assert read("The MP said on the radio that gyppos never pay tax, and I agree with him.", "gyppos")[0] == "attack"
