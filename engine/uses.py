@@ -47,6 +47,12 @@ Deliberate choices (do not "fix"):
   the next one, makes a hit that no cue explains an attack with that phrase as its cue; it comes before a frame.
   It never turns a recognised mention into an attack; it only names the evidence, so the learned second reading
   (engine.use_model, offered only hits without a cue) cannot clear the hit.
+- Another user's post quoted in a reply (`replies`) is quoted, whatever its own words: a hit on a line opening
+  with ">", inside [quote]…[/quote], or on the line after a header such as "Dave wrote:" (in the sentence after it
+  when on the same line). Only verbs of posting make a header ("as grandad said: ..." endorses), and one with a
+  writer pronoun ("I wrote:") brings the writer's own words. The reply agreeing makes the hit an attack: a first
+  clause that is one of `replies.agree` ("This.", "Exactly, ..."), or an endorsement or stance in its first two
+  sentences. A reclaimed or historical cue nearest the hit still comes first.
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -81,6 +87,7 @@ WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something t
 SENTENCE_START = "^"
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
+QUOTED_POST = "quoted post"  # the cue of a hit in another user's post quoted in a reply ("> ...", [quote])
 _CLOSING_MARKS = frozenset("\"”»“’'")
 GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and the hit ("called me a dirty ...")
 # an `after` cue starting with "+" may follow the hit's noun phrase: up to this many words stand between them
@@ -89,6 +96,7 @@ AFTER_GAP = 4
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
 # a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions)
 _SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\s*\d)")
+HEADER_WORDS = 12  # "On 3 May 2026 at 10:02, Dave Smith wrote:" introduces a quoted post
 HEADING_WORDS = 12  # a dated heading ("Hansard, March 1904:") is short
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3})(?:s|er|\u2019?s)?(?!\d)")  # 1890, 1890s, 1890er
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
@@ -167,6 +175,7 @@ class UseRules:
     frames: _Phrases = _Phrases()  # a report's frame ("according to the police"), before the hit
     own_words: _Phrases = _Phrases()  # the writer's own quotation ("my sign:", "I told him")
     speech: _Speech | None = None  # indirect speech: "he told the class that ..."
+    replies: _Replies | None = None  # another user's post quoted in a reply: "> ...", "Dave wrote: ..."
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -213,6 +222,7 @@ class UseRules:
             accepted = ", ".join(sorted(MENTIONS))
             raise UseRulesError(f"{where}: notes: {', '.join(unknown)} not known; accepted: {accepted}")
         attack_quote = _attack_cues(data.get("attack_before_quote") or (), where)
+        speech = _Speech.from_dict(data.get("speech"), where)
         return cls(
             language,
             tuple(quotes),
@@ -227,7 +237,8 @@ class UseRules:
             _phrases(data.get("stance"), "stance", where),
             _phrases(data.get("frames"), "frames", where),
             _phrases(data.get("own_words"), "own_words", where),
-            _Speech.from_dict(data.get("speech"), where),
+            speech,
+            _Replies.from_dict(data.get("replies"), where, speech.writer if speech is not None else frozenset()),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -271,6 +282,9 @@ class UseRules:
         nearest = best[3] if best is not None else None
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
             return UseReading(nearest.kind, nearest.text)  # type: ignore[arg-type]
+        post = self.replies.quoted_post(text, hit.start) if self.replies is not None else None
+        if post is not None:
+            return self._quoted_post(text, post)
         if self.sources is not None and not self._attack_phrases.find(before):
             # a catalogue entry opens its paragraph, not a long text: a paragraph start farther back is not looked for
             paragraph = text.rfind("\n", max(0, left - CONTEXT - 1), left) + 1
@@ -324,6 +338,20 @@ class UseRules:
         if said and not self._endorsements.find(following):
             return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
         return UseReading("attack", "")
+
+    def _quoted_post(self, text: str, post: tuple[int, int, str]) -> UseReading:
+        """Another user's post quoted in a reply is quoted, whatever its own words say, unless the reply after it
+        agrees: it opens with one of `replies.agree` ("This.", "Exactly,") or holds an endorsement (`after.attack`)
+        or the writer's stance in its first two sentences."""
+        assert self.replies is not None
+        _, end, cue = post
+        reply = text[end : end + CONTEXT].lstrip(" \t\r\n\"”»“’'")
+        agree = self.replies.agreeing(reply)
+        if not agree:
+            first = _sentence_end(reply, 0)
+            words = _words(reply[: _sentence_end(reply, first + 1)])
+            agree = self._endorsements.find(words) or self.stance.find(words)
+        return UseReading("attack", agree) if agree else UseReading("quoted", cue)
 
     def _mention_cue_near(
         self, text: str, hit: Hit, quotation: tuple[int, int], after_cues: list[tuple[int, _Cue]]
@@ -548,6 +576,75 @@ class _Speech:
                             return ""  # the writer's own claim: "I told him that ...", "diz-se que ..."
                         return f"{' '.join(verb)} … {before[at]}"
         return ""
+
+
+@dataclass(frozen=True)
+class _Replies:
+    """Another user's post quoted in a reply: lines opening with ">", a [quote]…[/quote] block, or the line after
+    (or the sentence after, on the same line) a header that opens with one of `quoting` ("Quote from Dave:") or
+    ends in one of `wrote` before its colon ("Dave wrote:"), when no `speech.writer` pronoun stands in it ("I
+    wrote:" brings the writer's own words)."""
+
+    wrote: _Phrases
+    quoting: _Phrases
+    agree: _Phrases
+    writer: frozenset[str]
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str, writer: frozenset[str] = frozenset()) -> _Replies | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict) or not data.get("wrote"):
+            raise UseRulesError(f"{where}: replies: expected a mapping with the lists wrote, quoting and agree")
+        return cls(
+            _phrases(data["wrote"], "replies.wrote", where),
+            _phrases(data.get("quoting") or [], "replies.quoting", where),
+            _phrases(data.get("agree") or [], "replies.agree", where),
+            writer,
+        )
+
+    def quoted_post(self, text: str, at: int) -> tuple[int, int, str] | None:
+        """The start and end of the quoted post around offset `at`, and its cue (None when `at` is in no post)."""
+        line = text.rfind("\n", 0, at) + 1
+        line_end = _line_end(text, at)
+        if text[line:at].lstrip().startswith(">"):
+            end = line_end
+            while end < len(text) and text[end + 1 : _line_end(text, end + 1)].lstrip().startswith(">"):
+                end = _line_end(text, end + 1)
+            return line, end, QUOTED_POST
+        lower = text[max(0, at - 20 * CONTEXT) : at].lower()
+        opening = lower.rfind("[quote")
+        if opening >= 0 and "[/quote]" not in lower[opening:]:
+            close = text.lower().find("[/quote]", at)
+            return at - len(lower) + opening, len(text) if close < 0 else close + len("[/quote]"), QUOTED_POST
+        colon = text.rfind(":", line, at)
+        if colon >= 0 and self._header(text[line:colon]):  # "Dave wrote: ..." on the hit's own line
+            return colon + 1, _sentence_end(text, at), f"{text[line:colon].strip()}:"
+        if line >= 1:
+            above = text.rfind("\n", 0, line - 1) + 1
+            header = text[above : line - 1].strip()
+            if header.endswith(":") and self._header(header[:-1]):  # the header on the line above
+                return line, line_end, header
+        return None
+
+    def agreeing(self, reply: str) -> str:
+        """The `agree` phrase that makes up the reply's first clause ("This.", "Exactly, ..."), or ""."""
+        clause = re.split(r"[.,!?;:\n…]", reply, maxsplit=1)[0]
+        words = tuple(_words(clause))
+        return " ".join(words) if words and words in self.agree.words else ""
+
+    def _header(self, header: str) -> bool:
+        words = _words(header)
+        if not words or len(words) > HEADER_WORDS or not self.writer.isdisjoint(words):
+            return False
+        return any(tuple(words[-len(p) :]) == p for p in self.wrote.words) or any(
+            tuple(words[: len(p)]) == p for p in self.quoting.words
+        )
+
+
+def _line_end(text: str, at: int) -> int:
+    newline = text.find("\n", at)
+    return len(text) if newline < 0 else newline
 
 
 def _by_last(phrases: _Phrases) -> dict[str, tuple[tuple[str, ...], ...]]:

@@ -109,6 +109,9 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         # YAML reads an unquoted French "on" as true: refused, not read as the word "True"
         ({"speech": {"verbs": ["dit"], "that": ["que"], "writer": [True]}}, "True is not a phrase"),
         ({"stance": [False]}, "stance: False is not a phrase"),
+        ({"replies": ["wrote"]}, "replies: expected a mapping with the lists wrote, quoting and agree"),
+        ({"replies": {"quoting": ["quote from"]}}, "replies: expected a mapping with the lists wrote"),
+        ({"replies": {"wrote": ["wrote"], "agree": ["?"]}}, "replies.agree: a phrase has no word"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -635,6 +638,40 @@ def test_as_x_we_is_a_self_reference(language: str, text: str, surface: str, use
 )
 def test_a_demonstrative_inside_a_sentence_leaves_a_quotation(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language) == ("quoted", "quotation marks")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 25: another user's post quoted in a reply ("> " lines, [quote] blocks, "Dave wrote:") is quoted,
+        # whatever its own words; the reply agreeing makes it the writer's attack too
+        ("en", "> all the pikeys on our street should be moved on\nThat's a vile thing to write.", "pikeys", "quoted"),
+        ("en", "> all the pikeys on our street should be moved on\nThis. Every word.", "pikeys", "attack"),
+        ("en", "> all the pikeys on our street should be moved on\nThis is why I left the group.", "pikeys", "quoted"),
+        ("en", "Dave wrote:\nall the pikeys on our street should be moved on\n\nReported.", "pikeys", "quoted"),
+        ("en", "Dave wrote: the pikeys should be moved on. Couldn't agree more.", "pikeys", "attack"),
+        ("en", "[quote=Dave]the pikeys should be moved on[/quote] Reported, mate.", "pikeys", "quoted"),
+        ("en", "[quote=Dave]the pikeys should be moved on[/quote] Exactly, and soon.", "pikeys", "attack"),
+        ("en", "On 3 May 2026 at 10:02, Dave Smith wrote:\n> the pikeys should go\nHow vile.", "pikeys", "quoted"),
+        # the writer's own words, speech with a colon ("as grandad said:" endorses), and the reply's own words
+        ("en", "I wrote: all the pikeys on our street should be moved on.", "pikeys", "attack"),
+        ("en", "As my grandad said: the pikeys should be moved on.", "pikeys", "attack"),
+        ("en", "> the council never listens\nBecause it's run by pikeys.", "pikeys", "attack"),
+        ("fr", "Marc a écrit :\nles bougnoules dehors\nSignalé aux modérateurs.", "bougnoules", "quoted"),
+        ("fr", "> les bougnoules dehors\nExactement.", "bougnoules", "attack"),
+        ("de", "> Alle Zigeuner klauen, das weiß doch jeder.\nSo ein Unsinn, gemeldet.", "Zigeuner", "quoted"),
+        ("de", "Horst schrieb:\nAlle Zigeuner klauen.\nSehe ich genauso.", "Zigeuner", "attack"),
+        ("nl", "Citaat van Kees: alle zigeuners stelen. Wat een onzin.", "zigeuners", "quoted"),
+        ("it", "Marco ha scritto:\ni terroni non hanno voglia di lavorare\nQuoto.", "terroni", "attack"),
+        ("it", "Marco ha scritto:\ni terroni non hanno voglia di lavorare\nMa che dici?", "terroni", "quoted"),
+        ("pt", "> os ciganos roubam tudo\nQue vergonha escrever isto.", "ciganos", "quoted"),
+        ("el", "Ο Νίκος έγραψε:\nοι πούστηδες να φύγουν\nΑναφέρθηκε.", "πούστηδες", "quoted"),
+    ],
+)
+def test_a_quoted_post_in_a_reply_is_quoted_unless_the_reply_agrees(
+    language: str, text: str, surface: str, use: str
+) -> None:
+    assert read(text, surface, language)[0] == use
 
 
 def test_a_sentence_start_cue_is_read_from_the_rules() -> None:
