@@ -35,6 +35,7 @@ from e2e.support.widget import (
 from web.auth import Accounts
 from web.db import make_engine
 from web.forum import load_thread
+from web.i18n import lookup
 
 MODERATOR = "e2e-moderator"
 PASSWORD = "a passphrase long enough"
@@ -85,8 +86,9 @@ def app(start_server: StartServer, tmp_path_factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture(scope="module")
 def texts() -> dict[str, str]:
-    """Post id -> text, for every post on the test's forum page."""
-    return {post.id: post.text for post in load_thread().posts} | EXTRA_POSTS
+    """Post id -> text as the widget sends it (a quoted post first), for every post on the test's forum page."""
+    thread = load_thread()
+    return {post.id: thread.widget_text(post, lookup("forum.wrote", "en")) for post in thread.posts} | EXTRA_POSTS
 
 
 @pytest.fixture

@@ -115,9 +115,9 @@ def forum(app: str, forum_html: str, forum_origin: StaticOrigin) -> Forum:
     return Forum(app, key, forum_origin.publish(f"/forum-{key}.html", embed(forum_html, app, key)))
 
 
-# The posts as the widget reads them: the element's trimmed text and the language of its <article>.
+# The posts as the widget reads them: the element's text (a quoted post as "> " lines) and its <article>'s language.
 POSTS = """() => Array.from(document.querySelectorAll("[data-unerase]"), (el) => ({
-  id: el.getAttribute("data-unerase-id"), text: el.textContent.trim(), lang: el.closest("article").lang }))"""
+  id: el.getAttribute("data-unerase-id"), text: window.unerase.text(el), lang: el.closest("article").lang }))"""
 
 
 # The page's focus is on the widget's host and, inside its shadow root, on the button that opened the panel.

@@ -17,6 +17,7 @@ from engine.paths import shipped_vocabularies
 from engine.vocabulary.loader import load_vocabularies
 from web.curated import DEMO_LANGUAGES
 from web.forum import EXPECTATIONS, ForumError, Post, Thread, load_thread
+from web.i18n import lookup
 
 THREAD = load_thread()
 # A span between the quotation marks of the thread's languages; counter-speech quotes the slur it criticises.
@@ -28,6 +29,11 @@ def post_id(post: Post) -> str:
     return f"{post.lang}:{post.id}"
 
 
+def sent(post: Post) -> str:
+    """What the widget sends for the post on the English page: a quoted post's lines first, then the reply."""
+    return THREAD.widget_text(post, lookup("forum.wrote", "en"))
+
+
 @pytest.fixture(scope="session")
 def shipped_detector(tmp_path_factory: pytest.TempPathFactory) -> Detector:
     vocabulary = load_vocabularies([shipped_vocabularies()])
@@ -36,7 +42,7 @@ def shipped_detector(tmp_path_factory: pytest.TempPathFactory) -> Detector:
 
 def test_the_shipped_thread_loads_as_values() -> None:
     assert isinstance(THREAD, Thread) and THREAD.title and THREAD.lang in DEMO_LANGUAGES
-    assert 10 <= len(THREAD.posts) <= 14
+    assert 10 <= len(THREAD.posts) <= 16
     for post in THREAD.posts:
         assert isinstance(post, Post)
         assert post.author and post.when and post.text == post.text.strip()
@@ -62,7 +68,7 @@ def test_every_role_is_represented_several_times() -> None:
 
 @pytest.mark.parametrize("post", THREAD.posts, ids=post_id)
 def test_post_matches_its_declared_role(post: Post, shipped_detector: Detector) -> None:
-    detection = shipped_detector.detect(post.text, post.lang)
+    detection = shipped_detector.detect(sent(post), post.lang)
     surfaces = [hit.surface for hit in detection.hits]
     if post.expect == "clean":
         assert not detection.hits, f"{post.id} was meant to be free of vocabulary terms: {surfaces}"
@@ -71,13 +77,13 @@ def test_post_matches_its_declared_role(post: Post, shipped_detector: Detector) 
     else:
         assert any(not hit.ambiguous for hit in detection.hits), surfaces
     for hit in detection.hits:
-        assert post.text[hit.start : hit.end] == hit.surface
+        assert sent(post)[hit.start : hit.end] == hit.surface
 
 
 @pytest.mark.parametrize("post", THREAD.posts, ids=post_id)
 def test_post_language_is_detected(post: Post, shipped_detector: Detector) -> None:
     # The widget may be embedded without a language; the posts must then still be read in the right one.
-    detection = shipped_detector.detect(post.text)
+    detection = shipped_detector.detect(sent(post))
     assert detection.language_detected and detection.language == post.lang
 
 
@@ -104,7 +110,7 @@ def test_markup_in_a_post_is_kept_as_plain_text_beside_a_slur(shipped_detector: 
 @pytest.mark.parametrize("post", THREAD.posts, ids=post_id)
 async def test_vocabulary_only_decision_follows_the_declared_role(post: Post, shipped_detector: Detector) -> None:
     # Without a language model an ambiguous term cannot be settled unless its sense cues settle it.
-    events = await Analyzer(shipped_detector, BackendRouter(), cache=MemoryCache()).collect(post.text, post.lang)
+    events = await Analyzer(shipped_detector, BackendRouter(), cache=MemoryCache()).collect(sent(post), post.lang)
     (decision,) = [event for event in events if isinstance(event, Decision)]
     verdicts = [event for event in events if isinstance(event, Verdict)]
     if post.expect == "flagged":
@@ -129,7 +135,7 @@ async def test_vocabulary_only_decision_follows_the_declared_role(post: Post, sh
 async def test_some_ambiguous_post_is_left_for_review_without_a_model(shipped_detector: Detector) -> None:
     labels = []
     for post in (post for post in THREAD.posts if post.expect == "ambiguous"):
-        events = await Analyzer(shipped_detector, BackendRouter(), cache=MemoryCache()).collect(post.text, post.lang)
+        events = await Analyzer(shipped_detector, BackendRouter(), cache=MemoryCache()).collect(sent(post), post.lang)
         labels += [event.label for event in events if isinstance(event, Decision)]
     assert "needs_review" in labels, "every ambiguous post is settled by sense cues; the demo shows no deferral"
 
@@ -183,11 +189,17 @@ def test_a_valid_file_loads_in_order_with_whitespace_trimmed(tmp_path: Path) -> 
         ("title: T\nlang: en\nposts: {id: p1}\n", ": 'posts' must be a non-empty list of posts"),
         (
             "title: T\nlang: en\nposts: [hello]\n",
-            "post 1: must be a mapping with the keys author, expect, id, lang, text",
+            "post 1: must be a mapping with the keys author, expect, id, lang, quotes, text",
         ),
         (
             f"title: T\nlang: en\nposts:\n  - {POST}\n  - {{id: p2, author: a, when: 1, lang: en, text: x, mood: 1}}\n",
-            "post 2: unknown key(s) mood; missing key(s) expect; accepted keys: author, expect, id, lang, text, when",
+            "post 2: unknown key(s) mood; missing key(s) expect; accepted keys: author, expect, id, lang, quotes, "
+            "text, when",
+        ),
+        (
+            "title: T\nlang: en\nposts:\n"
+            f"  - {{id: p0, author: a, when: now, lang: en, expect: clean, text: x, quotes: p1}}\n  - {POST}\n",
+            "post 1: quotes 'p1', which is not the id of an earlier post in the thread",
         ),
         (
             "title: T\nlang: en\nposts: [{id: p1, author: 7, when: now, lang: en, expect: clean, text: x}]\n",
@@ -223,3 +235,25 @@ def test_invalid_files_are_rejected_with_file_post_and_reason(tmp_path: Path, bo
 def test_a_missing_file_is_reported_with_its_path(tmp_path: Path) -> None:
     with pytest.raises(ForumError, match=re.escape(f"{tmp_path / 'nope.yaml'}: cannot be read")):
         load_thread(tmp_path / "nope.yaml")
+
+
+def test_a_reply_sends_the_post_it_quotes_as_quoted_lines_and_is_explained_not_flagged() -> None:
+    """The thread's reply to the flagged post: the widget sends the quoted post as "> " lines (templates/forum.html
+    renders it as a <blockquote>), and the slur in it is read as another user's words."""
+    replies = [post for post in THREAD.posts if post.quotes]
+    assert replies, "no post in the thread quotes another"
+    for post in replies:
+        quoted = THREAD.quoted(post)
+        assert quoted is not None and quoted.expect == "flagged" and post.expect == "mention"
+        assert sent(post) == f"> {quoted.author} wrote:\n> {quoted.text}\n{post.text}"
+
+
+async def test_the_quoted_post_is_read_as_quoted_and_the_reply_decides_nothing_else(
+    shipped_detector: Detector,
+) -> None:
+    (post,) = [post for post in THREAD.posts if post.quotes]
+    events = await Analyzer(shipped_detector, BackendRouter(), cache=MemoryCache()).collect(sent(post), post.lang)
+    verdicts = [event for event in events if isinstance(event, Verdict)]
+    assert verdicts and all(v.use == "quoted" for v in verdicts)
+    (decision,) = [event for event in events if isinstance(event, Decision)]
+    assert decision.label == "not_flagged"

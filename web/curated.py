@@ -26,9 +26,15 @@ def read_yaml(path: Path, what: str, error: type[UneraseError]) -> object:
         raise error(f"{path}: is not valid YAML: {exc}") from None
 
 
-def check_keys(mapping: dict[object, object], accepted: frozenset[str], where: str, error: type[UneraseError]) -> None:
+def check_keys(
+    mapping: dict[object, object],
+    accepted: frozenset[str],
+    where: str,
+    error: type[UneraseError],
+    optional: frozenset[str] = frozenset(),
+) -> None:
     unknown = set(map(str, mapping)) - accepted
-    missing = accepted - set(map(str, mapping))
+    missing = accepted - optional - set(map(str, mapping))
     if unknown or missing:
         problems = [f"unknown key(s) {', '.join(sorted(unknown))}"] if unknown else []
         problems += [f"missing key(s) {', '.join(sorted(missing))}"] if missing else []

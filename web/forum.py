@@ -18,7 +18,8 @@ from web.curated import check_keys, language, read_yaml, string
 
 DEFAULT_PATH = Path(__file__).with_name("forum.yaml")
 THREAD_KEYS = frozenset({"title", "lang", "posts"})
-POST_KEYS = frozenset({"id", "author", "when", "lang", "expect", "text"})
+POST_KEYS = frozenset({"id", "author", "when", "lang", "expect", "text", "quotes"})
+OPTIONAL_POST_KEYS = frozenset({"quotes"})
 # What the vocabulary pipeline should find in a post: a non-ambiguous term, only ambiguous terms, or nothing.
 EXPECTATIONS = ("flagged", "mention", "ambiguous", "clean")
 # Post ids end up in HTML id attributes and URL fragments, so they are kept to a plain slug.
@@ -40,6 +41,7 @@ class Post:
     lang: str
     text: str
     expect: str
+    quotes: str | None = None  # the id of an earlier post this one quotes before its reply
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,18 @@ class Thread:
     title: str
     lang: str
     posts: tuple[Post, ...]
+
+    def quoted(self, post: Post) -> Post | None:
+        """The earlier post that `post` quotes, if any."""
+        return next((p for p in self.posts if p.id == post.quotes), None)
+
+    def widget_text(self, post: Post, wrote: str) -> str:
+        """The text the widget sends for `post` as templates/forum.html renders it: the quoted post's lines, its
+        header (`wrote`, "{author} wrote:" in the page's language) first, open with "> ", then the reply."""
+        quoted = self.quoted(post)
+        if quoted is None:
+            return post.text
+        return f"> {wrote.format(author=quoted.author)}\n> {quoted.text}\n{post.text}"
 
 
 def load_thread(path: Path = DEFAULT_PATH) -> Thread:
@@ -63,6 +77,10 @@ def load_thread(path: Path = DEFAULT_PATH) -> Thread:
     for number, post in enumerate(posts, 1):
         if post.id in seen:
             raise ForumError(f"{path}: post {number}: the id '{post.id}' is already used; post ids must be unique")
+        if post.quotes is not None and post.quotes not in seen:
+            raise ForumError(
+                f"{path}: post {number}: quotes '{post.quotes}', which is not the id of an earlier post in the thread"
+            )
         seen.add(post.id)
     return Thread(title=title, lang=lang, posts=posts)
 
@@ -70,7 +88,7 @@ def load_thread(path: Path = DEFAULT_PATH) -> Thread:
 def _post(entry: object, where: str) -> Post:
     if not isinstance(entry, dict):
         raise ForumError(f"{where}: must be a mapping with the keys {', '.join(sorted(POST_KEYS))}")
-    _check_keys(entry, POST_KEYS, where)
+    check_keys(entry, POST_KEYS, where, ForumError, OPTIONAL_POST_KEYS)
     post_id = _string(entry, "id", where)
     if not POST_ID_RE.fullmatch(post_id):
         raise ForumError(
@@ -86,6 +104,7 @@ def _post(entry: object, where: str) -> Post:
         lang=_language(entry, where),
         text=_string(entry, "text", where),
         expect=expect,
+        quotes=_string(entry, "quotes", where) if "quotes" in entry else None,
     )
 
 

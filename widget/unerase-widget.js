@@ -218,6 +218,35 @@
 
   const buttonLabel = (r, s) => (["why", "about", "words", "review"].includes(r.button) ? s[r.button] : null);
 
+  // A post's text as its readers see its blocks: paragraphs and line breaks become new lines, white space inside a
+  // line is one space, and every line of a quoted post (<blockquote>) opens with "> ", so that the server reads it
+  // as another user's words (prompts/<lang>/use.yaml, `replies`); scripts, styles and templates are no text
+  const BLOCKS = new Set(["ADDRESS", "ARTICLE", "ASIDE", "BR", "DD", "DIV", "DL", "DT", "FIGCAPTION", "FIGURE",
+    "FOOTER", "H1", "H2", "H3", "H4", "H5", "H6", "HEADER", "HR", "LI", "OL", "P", "PRE", "SECTION", "TABLE", "TR",
+    "UL"]);
+  const NO_TEXT = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT"]);
+  function postText(el) {
+    if (!el.childNodes) return el.textContent || "";
+    const parts = [];
+    const walk = (node, pre) => {
+      for (const child of node.childNodes) {
+        if (child.nodeType === 3) parts.push(pre ? child.data : child.data.replace(/\s+/g, " "));
+        if (child.nodeType !== 1 || NO_TEXT.has(child.tagName)) continue;
+        if (child.tagName === "BLOCKQUOTE") {
+          const lines = postText(child).split("\n").filter((line) => line);
+          parts.push("\n" + lines.map((line) => "> " + line).join("\n") + "\n");
+          continue;
+        }
+        const block = BLOCKS.has(child.tagName);
+        if (block) parts.push("\n");
+        walk(child, pre || child.tagName === "PRE");
+        if (block) parts.push("\n");
+      }
+    };
+    walk(el, false);
+    return parts.join("").split("\n").map((line) => line.trim()).filter((line) => line).join("\n");
+  }
+
   // Marked elements as posts: text from data-unerase-text, else the element's text; id from data-unerase-id,
   // else "post-N" counted from `first` in document order; empty posts are skipped (the server refuses them)
   function collectPosts(elements, first) {
@@ -225,7 +254,7 @@
     let n = first;
     for (const el of elements) {
       const attr = el.getAttribute("data-unerase-text");
-      const text = (attr !== null ? attr : el.textContent || "").trim();
+      const text = (attr !== null ? attr : postText(el)).trim();
       const id = (el.getAttribute("data-unerase-id") || "post-" + n).slice(0, 200);
       // a post's own lang (not the page's): multilingual threads mark each post
       const scope = el.closest && el.closest("[lang]");
@@ -705,7 +734,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       seen: new WeakSet(),
       count: 1,
     };
-    window.unerase = { scan: () => scan(ctx) };
+    window.unerase = { scan: () => scan(ctx), text: postText };
     scan(ctx);
   }
 
@@ -715,7 +744,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   }
   if (typeof module === "object" && module.exports) {
     module.exports = { TEXTS, CATS, LABELS, SEVS, pickLanguage, strings, fnv1a, chunk, cpToUtf16Index, segments,
-      safeUrl, buttonLabel, collectPosts, memo, textKey, checkPosts, readerToken, band, stated, beyondRules,
+      safeUrl, buttonLabel, postText, collectPosts, memo, textKey, checkPosts, readerToken, band, stated, beyondRules,
       freshAlternatives };
   }
 })();

@@ -240,6 +240,29 @@ describe("collectPosts", () => {
   });
 });
 
+describe("postText", () => {
+  const text = (data) => ({ nodeType: 3, data });
+  const tag = (tagName, ...childNodes) => ({ nodeType: 1, tagName, childNodes });
+
+  test("paragraphs and line breaks are lines, and white space inside a line is one space", () => {
+    const post = tag("DIV", tag("P", text("\n  First   line")), tag("P", text("second"), tag("BR"), text("third  ")));
+    assert.equal(w.postText(post), "First line\nsecond\nthird");
+  });
+  test("a quoted post's lines open with \"> \", and the reply follows on its own line", () => {
+    const quote = tag("BLOCKQUOTE", tag("P", text("Dave wrote:")), tag("P", text("all of them should go")));
+    const post = tag("DIV", quote, text("Reported to the moderators."));
+    assert.equal(w.postText(post), "> Dave wrote:\n> all of them should go\nReported to the moderators.");
+  });
+  test("inline elements join their words; scripts and styles are no text; <pre> keeps its lines", () => {
+    const post = tag("DIV", text("a "), tag("EM", text("quoted")), text(" word"), tag("SCRIPT", text("x=1")),
+      tag("PRE", text("line one\n  line two")));
+    assert.equal(w.postText(post), "a quoted word\nline one\nline two");
+  });
+  test("an element without child nodes gives its text", () => {
+    assert.equal(w.postText({ textContent: "plain" }), "plain");
+  });
+});
+
 describe("confidence in words", () => {
   test("bands as the demo page does: 0.9, 0.75 and 0.5 are the floors", () => {
     const words = (c) => w.strings("en").sure[w.band(c)];
