@@ -47,14 +47,15 @@ those with the example source too (what a site without a model runs by default).
   looking like mentions.
 - eleventh held-out (tests/corpora/<lang>/heldout11.yaml): written at stop 25, before any change made to read the
   tenth set's misses, committed on its own from the tree before the stop's changes; never used to write, tune or
-  train anything. Its writers were asked for forum threads and replies: quoted posts refuted or agreed with,
-  moderators' notes, comment sections, Q&A; half the attacks plain, half looking like mentions.
+  train anything while blind. Its writers were asked for forum threads and replies: quoted posts refuted or
+  agreed with, moderators' notes, comment sections, Q&A; half the attacks plain, half looking like mentions. Its
+  misses were read at stop 25, after its blind run: a development set now.
 
-The learned use source is trained on every set but the tenth and eleventh held-out (tests/tools/build_use_model.py), so its
-figures there are training figures; its cross-validated figures are in sense-examples/use-model/model.yaml and
-printed first. Its cost is measured in the first configuration that runs it (every context embedded then;
+The learned use source is trained on every set but the tenth and twelfth held-out
+(tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
+sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs it (every context embedded then;
 `--cache` would make it a cache read): wall time per offered hit. `--groups` runs only some sets: while
-developing, leave out the tenth and eleventh held-out sets, so they stay blind.
+developing, leave out the tenth and twelfth held-out sets, so they stay blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.

@@ -345,7 +345,7 @@ class UseRules:
         or the writer's stance in its first two sentences."""
         assert self.replies is not None
         _, end, cue = post
-        reply = text[end : end + CONTEXT].lstrip(" \t\r\n\"”»“’'")
+        reply = text[end : end + CONTEXT].lstrip(" \t\r\n\"”»“’'.!?…")
         agree = self.replies.agreeing(reply)
         if not agree:
             first = _sentence_end(reply, 0)
@@ -587,7 +587,7 @@ class _Replies:
 
     wrote: _Phrases
     quoting: _Phrases
-    agree: _Phrases
+    agree: frozenset[str]  # folded, one space between words: "this", "+1", "100%"
     writer: frozenset[str]
 
     @classmethod
@@ -599,7 +599,7 @@ class _Replies:
         return cls(
             _phrases(data["wrote"], "replies.wrote", where),
             _phrases(data.get("quoting") or [], "replies.quoting", where),
-            _phrases(data.get("agree") or [], "replies.agree", where),
+            frozenset(_clause(phrase) for phrase in _phrases_text(data.get("agree") or [], "replies.agree", where)),
             writer,
         )
 
@@ -628,10 +628,10 @@ class _Replies:
         return None
 
     def agreeing(self, reply: str) -> str:
-        """The `agree` phrase that makes up the reply's first clause ("This.", "Exactly, ..."), or ""."""
-        clause = re.split(r"[.,!?;:\n…]", reply, maxsplit=1)[0]
-        words = tuple(_words(clause))
-        return " ".join(words) if words and words in self.agree.words else ""
+        """The `agree` phrase that makes up the reply's first clause ("This.", "Exactly, ...", "+1, and ..."), or
+        ""; signs count ("+1" is no "1." opening a list)."""
+        clause = _clause(re.split(r"[.,!?;:\n…]", reply, maxsplit=1)[0])
+        return clause if clause in self.agree else ""
 
     def _header(self, header: str) -> bool:
         words = _words(header)
@@ -640,6 +640,19 @@ class _Replies:
         return any(tuple(words[-len(p) :]) == p for p in self.wrote.words) or any(
             tuple(words[: len(p)]) == p for p in self.quoting.words
         )
+
+
+def _clause(text: str) -> str:
+    """A reply's first clause as `replies.agree` lists it: folded, apostrophes as spaces, one space between words."""
+    return " ".join(fold(text).replace("'", " ").split())
+
+
+def _phrases_text(value: Any, key: str, where: str) -> list[str]:
+    """Phrases kept as written (signs count: "+1"), each with at least one word."""
+    found = _texts(value, key, where)
+    if any(not _words(phrase) for phrase in found):
+        raise UseRulesError(f"{where}: {key}: a phrase has no word")
+    return found
 
 
 def _line_end(text: str, at: int) -> int:

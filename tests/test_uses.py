@@ -666,11 +666,37 @@ def test_a_demonstrative_inside_a_sentence_leaves_a_quotation(language: str, tex
         ("it", "Marco ha scritto:\ni terroni non hanno voglia di lavorare\nMa che dici?", "terroni", "quoted"),
         ("pt", "> os ciganos roubam tudo\nQue vergonha escrever isto.", "ciganos", "quoted"),
         ("el", "Ο Νίκος έγραψε:\nοι πούστηδες να φύγουν\nΑναφέρθηκε.", "πούστηδες", "quoted"),
+        # "+1" agrees (its sign counts: "1." opening a list does not), and so does a quotation followed by praise
+        ("en", "> the pikeys should go\n+1, and their vans too.", "pikeys", "attack"),
+        ("en", "> the pikeys should go\n1. They are people. 2. Reported.", "pikeys", "quoted"),
+        ("en", 'Dave wrote: "the pikeys should go." Couldn\'t have put it better, Dave.', "pikeys", "attack"),
+        ("de", "> die Zigeuner sollen weg\nEndlich sagt's mal einer.", "Zigeuner", "attack"),
+        ("it", "Marco ha scritto:\n> i terroni non lavorano\nQuoto tutto.", "terroni", "attack"),
     ],
 )
 def test_a_quoted_post_in_a_reply_is_quoted_unless_the_reply_agrees(
     language: str, text: str, surface: str, use: str
 ) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 25: the addressee's claim reported back to them ("@name you say that ...") is reported
+        ("pt", "@tiago dizes que os ciganos roubam tudo, mas a padaria é deles há dez anos.", "ciganos", "reported"),
+        ("it", "@marco dici che i terroni non lavorano: mio padre ha lavorato cinquant'anni.", "terroni", "reported"),
+        ("el", "@takis λες ότι οι πούστηδες δεν παίζουν μπάλα: ο τερματοφύλακάς μας παίζει.", "πούστηδες", "reported"),
+        # a moderator's sanction before the hit frames a report
+        ("pt", "Três usuários suspensos: passaram o jogo chamando o juiz de boiola.", "boiola", "reported"),
+        # a question to others of the writer's own group counts the writer in
+        ("en", "Any other crips doing the school run on wheels?", "crips", "reclaimed"),
+        # the usual "…": scare quotes predicated of people, not a quotation
+        ("it", "Quelli del comitato sono i soliti «radical chic» col Rolex.", "radical chic", "attack"),
+        ("pt", "Os da associação são a habitual «esquerda caviar» do bairro.", "esquerda caviar", "attack"),
+    ],
+)
+def test_forum_talk_of_the_eleventh_set(language: str, text: str, surface: str, use: str) -> None:
     assert read(text, surface, language)[0] == use
 
 
