@@ -53,9 +53,9 @@ those with the example source too (what a site without a model runs by default).
 
 The learned use source is trained on every set but the tenth and twelfth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
-sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs it (every context embedded then;
-`--cache` would make it a cache read): wall time per offered hit. `--groups` runs only some sets: while
-developing, leave out the tenth and twelfth held-out sets, so they stay blind.
+sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
+it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
+only some sets: while developing, leave out the tenth and twelfth held-out sets, so they stay blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
