@@ -331,6 +331,7 @@ class HeuristicNameFilter:
             and _capitalized(head)
             and not head.text.isupper()
             and head.text.lower() not in SENTENCE_OPENERS
+            and not _sentence_initial(text, tokens, i)  # "Leesclub de Ouwe Taarten": the start's capital
             and self._unknown(head, language)
         )
 
