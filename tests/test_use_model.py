@@ -368,6 +368,7 @@ LATER_SETS = [
     ("heldout9.yaml", "ninth held-out", 294, 196),
     ("heldout10.yaml", "tenth held-out", 294, 196),
     ("heldout11.yaml", "eleventh held-out", 294, 196),
+    ("heldout12.yaml", "twelfth held-out", 294, 196),
 ]
 
 
