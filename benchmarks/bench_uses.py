@@ -53,13 +53,14 @@ those with the example source too (what a site without a model runs by default).
 - twelfth held-out (tests/corpora/<lang>/heldout12.yaml): written at stop 25 after the eleventh set's misses were
   known and before any change made to read them, committed on its own first; never used to write, tune or train
   anything. A third of its sentences are forum replies quoting another post (refuted, reported, asked about, or
-  agreed with in words of the writer's own), the rest ordinary posts of every kind.
+  agreed with in words of the writer's own), the rest ordinary posts of every kind. Its misses were read at stop
+  25, after its blind run: a development set now.
 
-The learned use source is trained on every set but the tenth and twelfth held-out
+The learned use source is trained on every set but the tenth and thirteenth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
 sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
 it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
-only some sets: while developing, leave out the tenth and twelfth held-out sets, so they stay blind.
+only some sets: while developing, leave out the tenth and thirteenth held-out sets, so they stay blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
