@@ -100,6 +100,31 @@ def test_a_derived_term_does_not_match_its_lemmas_other_forms(tmp_path: Path) ->
     assert hits(shipped("en"), "The flame retardant was tested.", "en") == []
 
 
+def test_an_exact_term_never_matches_the_other_words_of_its_lemma(tmp_path: Path) -> None:
+    """stop 25, found by a heldout13 writer: the dictionary gives Portuguese "sapata" and "sapatão" the lemma
+    "sapato" (a shoe), so every shoe was a hit of pt-sapatao; `exact: true` keeps a term to its own spelling."""
+    assert hits(shipped("pt"), "Anúncio de 1931: graxa de sapato, e os sapatos brilham.", "pt") == []
+    found = hits(shipped("pt"), "Aquela sapata nojenta, as sapatas e duas sapatões na marcha.", "pt")
+    assert [s for s, _ in found] == ["sapata", "sapatas", "sapatões"]
+    folder = tmp_path / "pt"
+    folder.mkdir()
+    (folder / "v.yaml").write_text(
+        "format: unerase-vocabulary/1\nlanguage: pt\nissues:\n  - id: pt-test\n    categories: [gender]\n"
+        "    description: A test entry.\n    sources: [https://example.org]\n"
+        "    terms: [{literal: sapata, exact: true}]\n",
+        encoding="utf-8",
+    )
+    assert [s for s, _ in hits(Detector(load_vocabulary(folder)), "sapato, sapata, sapatas", "pt")] == [
+        "sapata",
+        "sapatas",
+    ]
+
+
+def test_greek_plural_and_genitive_forms_found_by_the_set_writers() -> None:
+    assert hits(shipped("el"), "Γεια σας αδερφάρες μου, απόψε βόλεϊ.", "el") == [("αδερφάρες", "el-aderfi")]
+    assert hits(shipped("el"), "Οι φίλοι των ψυχάκηδων μαζεύτηκαν.", "el") == [("ψυχάκηδων", "el-psychakias")]
+
+
 def test_a_term_listed_as_a_lemma_keeps_its_whole_paradigm(tmp_path: Path) -> None:
     detector = inline_vocabulary(tmp_path, "en", ["cripple"])
     assert [s for s, _ in hits(detector, "cripples crippled crippling", "en")] == ["cripples", "crippled", "crippling"]

@@ -6,6 +6,7 @@ import pytest
 
 from engine.errors import VocabularyError
 from engine.matching.index import build_index
+from engine.paths import shipped_vocabularies
 from engine.text.lemmatizer import SimplemmaLemmatizer
 from engine.vocabulary.loader import load_vocabulary
 from engine.vocabulary.model import Vocabulary
@@ -47,6 +48,7 @@ def write(tmp_path: Path, text: str, name: str = "vocab.yaml") -> Path:
         ("language: en", "language: English", 2, "language 'English' is not a BCP-47 code"),
         ("terms: [cripple]", "terms: [{literl: cripple}]", 8, "unknown key(s) ['literl']"),
         ("terms: [cripple]", "terms: [{literal: cripple, ambiguous: maybe}]", 8, "must be true or false"),
+        ("terms: [cripple]", "terms: [{literal: cripple, exact: 1}]", 8, "must be true or false"),
         ("    terms: [cripple]", "    terms: [cripple\n  oops", 10, "not valid YAML"),
     ],
 )
@@ -96,6 +98,14 @@ def test_writer_round_trip_keeps_the_version(tmp_path: Path, fixture_vocabulary:
     again = load_vocabulary(tmp_path / "out")
     assert again.version == fixture_vocabulary.version
     assert {i.id: i for i in again.issues} == {i.id: i for i in fixture_vocabulary.issues}
+
+
+def test_the_shipped_vocabularies_round_trip_with_their_exact_terms(tmp_path: Path) -> None:
+    shipped = load_vocabulary(shipped_vocabularies() / "pt")
+    assert any(t.exact for i in shipped.issues for t in i.terms)
+    write_vocabulary(shipped, tmp_path / "out")
+    again = load_vocabulary(tmp_path / "out")
+    assert again.version == shipped.version
 
 
 def test_lemma_keys_are_cached_on_disk_by_version(tmp_path: Path, fixture_vocabulary: Vocabulary) -> None:

@@ -228,7 +228,7 @@ def build_index(
         if len(folded_words) == len(per_token):
             # the lemma key comes first; a word that is not its own lemma only admits its inflections
             term_stems = tuple(
-                inflection_stem(word) if keys[0] != word else None
+                strip_marks(word) if term.exact else inflection_stem(word) if keys[0] != word else None
                 for word, keys in zip(folded_words, per_token, strict=True)
             )
             if any(term_stems):

@@ -22,7 +22,7 @@ LANGUAGE_PATTERN = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 ISSUE_KEYS = frozenset(
     {"id", "uri", "categories", "description", "suggestion_note", "suggested_terms", "sources", "ambiguous", "terms"}
 )
-TERM_KEYS = frozenset({"literal", "ambiguous", "sense_cues", "uri"})
+TERM_KEYS = frozenset({"literal", "ambiguous", "sense_cues", "uri", "exact"})
 
 
 def load_vocabulary(path: str | Path) -> Vocabulary:
@@ -243,4 +243,5 @@ def _term(walk: _Walker, node: yaml.Node, issue_id: str, language: str, default_
         ambiguous=ambiguous,
         sense_cues=cues,
         uri=walk.string(fields["uri"], f"'uri' of '{literal}'") if "uri" in fields else None,
+        exact=walk.boolean(fields["exact"], f"'exact' of '{literal}'") if "exact" in fields else False,
     )

@@ -52,6 +52,9 @@ class Term:
     ambiguous: bool = False
     sense_cues: SenseCues = field(default_factory=SenseCues)
     uri: str | None = None
+    # only this spelling and words that begin with it (sapata, sapatas), never other words of its lemma: the
+    # dictionary gives Portuguese "sapata" the lemma "sapato" (a shoe)
+    exact: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,8 @@ def term_to_dict(term: Term) -> dict[str, object]:
         }
     if term.uri:
         data["uri"] = term.uri
+    if term.exact:
+        data["exact"] = True
     return data
 
 

@@ -24,7 +24,7 @@ _Dumper.add_representer(str, _str)
 
 
 def _term(term: Term, default_ambiguous: bool) -> Any:
-    plain = term.ambiguous == default_ambiguous and not term.sense_cues and not term.uri
+    plain = term.ambiguous == default_ambiguous and not term.sense_cues and not term.uri and not term.exact
     if plain:
         return term.literal
     data: dict[str, Any] = {"literal": term.literal}
@@ -39,6 +39,8 @@ def _term(term: Term, default_ambiguous: bool) -> Any:
         data["sense_cues"] = cues
     if term.uri:
         data["uri"] = term.uri
+    if term.exact:
+        data["exact"] = True
     return data
 
 
