@@ -369,6 +369,7 @@ LATER_SETS = [
     ("heldout10.yaml", "tenth held-out", 294, 196),
     ("heldout11.yaml", "eleventh held-out", 294, 196),
     ("heldout12.yaml", "twelfth held-out", 294, 196),
+    ("heldout13.yaml", "thirteenth held-out", 294, 196),
 ]
 
 
