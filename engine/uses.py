@@ -612,11 +612,13 @@ class _Replies:
             while end < len(text) and text[end + 1 : _line_end(text, end + 1)].lstrip().startswith(">"):
                 end = _line_end(text, end + 1)
             return line, end, QUOTED_POST
-        lower = text[max(0, at - 20 * CONTEXT) : at].lower()
-        opening = lower.rfind("[quote")
-        if opening >= 0 and "[/quote]" not in lower[opening:]:
-            close = text.lower().find("[/quote]", at)
-            return at - len(lower) + opening, len(text) if close < 0 else close + len("[/quote]"), QUOTED_POST
+        floor = max(0, at - 20 * CONTEXT)  # a quoted post is long at most; most texts hold no "[" at all
+        if text.rfind("[", floor, at) >= 0:
+            lower = text[floor:at].lower()
+            opening = lower.rfind("[quote")
+            if opening >= 0 and "[/quote]" not in lower[opening:]:
+                close = text.lower().find("[/quote]", at)
+                return floor + opening, len(text) if close < 0 else close + len("[/quote]"), QUOTED_POST
         colon = text.rfind(":", line, at)
         if colon >= 0 and self._header(text[line:colon]):  # "Dave wrote: ..." on the hit's own line
             return colon + 1, _sentence_end(text, at), f"{text[line:colon].strip()}:"
