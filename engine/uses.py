@@ -97,6 +97,7 @@ _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "
 # a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions)
 _SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\s*\d)")
 HEADER_WORDS = 12  # "On 3 May 2026 at 10:02, Dave Smith wrote:" introduces a quoted post
+HEADER_CHARS = 120  # and a header is looked for only that far into its line
 HEADING_WORDS = 12  # a dated heading ("Hansard, March 1904:") is short
 _YEAR = re.compile(r"(?<!\d)(1[0-9]{3})(?:s|er|\u2019?s)?(?!\d)")  # 1890, 1890s, 1890er
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "`": "'", "´": "'"})
@@ -607,9 +608,9 @@ class _Replies:
         """The start and end of the quoted post around offset `at`, and its cue (None when `at` is in no post)."""
         line = text.rfind("\n", 0, at) + 1
         line_end = _line_end(text, at)
-        if text[line:at].lstrip().startswith(">"):
+        if _opens_with_mark(text, line, at):
             end = line_end
-            while end < len(text) and text[end + 1 : _line_end(text, end + 1)].lstrip().startswith(">"):
+            while end < len(text) and _opens_with_mark(text, end + 1, len(text)):
                 end = _line_end(text, end + 1)
             return line, end, QUOTED_POST
         floor = max(0, at - 20 * CONTEXT)  # a quoted post is long at most; most texts hold no "[" at all
@@ -619,11 +620,11 @@ class _Replies:
             if opening >= 0 and "[/quote]" not in lower[opening:]:
                 close = text.lower().find("[/quote]", at)
                 return floor + opening, len(text) if close < 0 else close + len("[/quote]"), QUOTED_POST
-        colon = text.rfind(":", line, at)
+        colon = text.rfind(":", line, min(at, line + HEADER_CHARS))  # a header opens its line and is short
         if colon >= 0 and self._header(text[line:colon]):  # "Dave wrote: ..." on the hit's own line
             return colon + 1, _sentence_end(text, at), f"{text[line:colon].strip()}:"
         if line >= 1:
-            above = text.rfind("\n", 0, line - 1) + 1
+            above = max(text.rfind("\n", 0, line - 1) + 1, line - 1 - HEADER_CHARS)
             header = text[above : line - 1].strip()
             if header.endswith(":") and self._header(header[:-1]):  # the header on the line above
                 return line, line_end, header
@@ -655,6 +656,13 @@ def _phrases_text(value: Any, key: str, where: str) -> list[str]:
     if any(not _words(phrase) for phrase in found):
         raise UseRulesError(f"{where}: {key}: a phrase has no word")
     return found
+
+
+def _opens_with_mark(text: str, line: int, stop: int) -> bool:
+    """Whether the line starting at `line` opens with ">" (after spaces), looked for before `stop`."""
+    while line < stop and text[line] in " \t":
+        line += 1
+    return line < stop and text[line] == ">"
 
 
 def _line_end(text: str, at: int) -> int:
