@@ -178,8 +178,9 @@ def test_each_widget_button_names_its_post(page: Page, server: str) -> None:
           const button = host.shadowRoot.querySelector("button[aria-expanded]");
           if (!button) return null;  // a post without a button ("checked")
           const post = host.previousElementSibling;
-          return { author: post.getAttribute("data-unerase-author"), text: post.textContent.trim(),
-                   name: button.textContent };
+          // a reply is described by its own words, not by the quoted post's ("> " lines of the text sent)
+          const own = window.unerase.text(post).split("\\n").filter((line) => !line.startsWith(">")).join(" ");
+          return { author: post.getAttribute("data-unerase-author"), text: own.trim(), name: button.textContent };
         }).filter(Boolean)"""
     )
     assert len(described) >= 2, f"the demo thread should show several buttons: {described}"

@@ -247,6 +247,14 @@
     return parts.join("").split("\n").map((line) => line.trim()).filter((line) => line).join("\n");
   }
 
+  // A post's first eight words in quotation marks, for its button's description: the reply's own words, not
+  // those of a post it quotes ("> " lines), unless it holds nothing else
+  function opening(text) {
+    const own = text.split("\n").filter((line) => !line.startsWith(">")).join(" ").trim();
+    const words = (own || text).split(/\s+/);
+    return "“" + words.slice(0, 8).join(" ") + (words.length > 8 ? "…”" : "”");
+  }
+
   // Marked elements as posts: text from data-unerase-text, else the element's text; id from data-unerase-id,
   // else "post-N" counted from `first` in document order; empty posts are skipped (the server refuses them)
   function collectPosts(elements, first) {
@@ -606,9 +614,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
       return { host, label: result.label, isOpen: () => false };
     }
     const author = post.el.getAttribute("data-unerase-author");
-    const words = post.text.split(/\s+/);
-    const about = el("span", { id: "d", hidden: "" }, (author ? author + ": " : "") + "“" + words.slice(0, 8).join(" ") +
-      (words.length > 8 ? "…”" : "”"));
+    const about = el("span", { id: "d", hidden: "" }, (author ? author + ": " : "") + opening(post.text));
     const button = el("button", { type: "button", class: result.label === "flagged" ? "b" : "b r",
       "aria-expanded": "false", "aria-controls": "p", "aria-describedby": "d" }, label);
     const said = el("p", { class: "sr", "aria-live": "polite" });
@@ -744,7 +750,7 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
   }
   if (typeof module === "object" && module.exports) {
     module.exports = { TEXTS, CATS, LABELS, SEVS, pickLanguage, strings, fnv1a, chunk, cpToUtf16Index, segments,
-      safeUrl, buttonLabel, postText, collectPosts, memo, textKey, checkPosts, readerToken, band, stated, beyondRules,
+      safeUrl, buttonLabel, postText, opening, collectPosts, memo, textKey, checkPosts, readerToken, band, stated, beyondRules,
       freshAlternatives };
   }
 })();

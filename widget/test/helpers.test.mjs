@@ -263,6 +263,17 @@ describe("postText", () => {
   });
 });
 
+describe("opening", () => {
+  test("a button is described by the post's first eight words", () => {
+    assert.equal(w.opening("one two three four five six seven eight nine"), "“one two three four five six seven eight…”");
+    assert.equal(w.opening("short post"), "“short post”");
+  });
+  test("a reply is described by its own words, not by the post it quotes", () => {
+    assert.equal(w.opening("> Dave wrote:\n> all of them\nReported to the mods."), "“Reported to the mods.”");
+    assert.equal(w.opening("> only a quote"), "“> only a quote”");
+  });
+});
+
 describe("confidence in words", () => {
   test("bands as the demo page does: 0.9, 0.75 and 0.5 are the floors", () => {
     const words = (c) => w.strings("en").sure[w.band(c)];
