@@ -88,6 +88,7 @@ SENTENCE_START = "^"
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
 QUOTED_POST = "quoted post"  # the cue of a hit in another user's post quoted in a reply ("> ...", [quote])
+_QUOTE_CLOSE = re.compile(r"\[/quote\]", re.IGNORECASE)
 _CLOSING_MARKS = frozenset("\"”»“’'")
 GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and the hit ("called me a dirty ...")
 # an `after` cue starting with "+" may follow the hit's noun phrase: up to this many words stand between them
@@ -592,15 +593,17 @@ class _Replies:
     writer: frozenset[str]
 
     @classmethod
-    def from_dict(cls, data: Any, where: str, writer: frozenset[str] = frozenset()) -> _Replies | None:
+    def from_dict(cls, data: Any, where: str, writer: frozenset[str]) -> _Replies | None:
         if data is None:
             return None
         if not isinstance(data, dict) or not data.get("wrote"):
             raise UseRulesError(f"{where}: replies: expected a mapping with the lists wrote, quoting and agree")
+        agree = data.get("agree") or []
+        _phrases(agree, "replies.agree", where)  # refuses a phrase without a word; the phrases keep their signs
         return cls(
             _phrases(data["wrote"], "replies.wrote", where),
             _phrases(data.get("quoting") or [], "replies.quoting", where),
-            frozenset(_clause(phrase) for phrase in _phrases_text(data.get("agree") or [], "replies.agree", where)),
+            frozenset(_clause(phrase) for phrase in _texts(agree, "replies.agree", where)),
             writer,
         )
 
@@ -618,8 +621,8 @@ class _Replies:
             lower = text[floor:at].lower()
             opening = lower.rfind("[quote")
             if opening >= 0 and "[/quote]" not in lower[opening:]:
-                close = text.lower().find("[/quote]", at)
-                return floor + opening, len(text) if close < 0 else close + len("[/quote]"), QUOTED_POST
+                close = _QUOTE_CLOSE.search(text, at)
+                return floor + opening, len(text) if close is None else close.end(), QUOTED_POST
         colon = text.rfind(":", line, min(at, line + HEADER_CHARS))  # a header opens its line and is short
         if colon >= 0 and self._header(text[line:colon]):  # "Dave wrote: ..." on the hit's own line
             return colon + 1, _sentence_end(text, at), f"{text[line:colon].strip()}:"
@@ -648,14 +651,6 @@ class _Replies:
 def _clause(text: str) -> str:
     """A reply's first clause as `replies.agree` lists it: folded, apostrophes as spaces, one space between words."""
     return " ".join(fold(text).replace("'", " ").split())
-
-
-def _phrases_text(value: Any, key: str, where: str) -> list[str]:
-    """Phrases kept as written (signs count: "+1"), each with at least one word."""
-    found = _texts(value, key, where)
-    if any(not _words(phrase) for phrase in found):
-        raise UseRulesError(f"{where}: {key}: a phrase has no word")
-    return found
 
 
 def _opens_with_mark(text: str, line: int, stop: int) -> bool:
