@@ -137,6 +137,7 @@ class Item:
     text: str
     mention: bool  # False: an attack
     group: str  # one of GROUPS
+    kind: str  # the sentence's kind (quoted, reported, ..., hateful); uses.yaml: "mention" or "attack"
 
 
 def items(languages: tuple[str, ...]) -> list[Item]:
@@ -148,10 +149,13 @@ def items(languages: tuple[str, ...]) -> list[Item]:
                 hits = sentence.get("hits") or []
                 if path.name == "uses.yaml":
                     uses = {hit["use"] for hit in hits}
-                    found.append(Item(language, sentence["text"], "attack" not in uses, group=GROUPS[0]))
+                    mention = "attack" not in uses
+                    kind = "mention" if mention else "attack"
+                    found.append(Item(language, sentence["text"], mention, GROUPS[0], kind))
                 elif hits and sentence["kind"] in MENTION_KINDS | ATTACK_KINDS:
                     group = GROUP_OF_FILE.get(path.name, GROUPS[1])
-                    found.append(Item(language, sentence["text"], sentence["kind"] in MENTION_KINDS, group=group))
+                    mention = sentence["kind"] in MENTION_KINDS
+                    found.append(Item(language, sentence["text"], mention, group, sentence["kind"]))
     return found
 
 
@@ -259,6 +263,25 @@ def rules_cost(corpus: list[Item], other: Path | None, rounds: int = 7) -> int:
     return 0
 
 
+def by_kind(name: str, ordered: list[Item], decided: Mapping[str, list[str]], report: dict[str, Any]) -> None:
+    """Per configuration, the share of each kind of sentence that ends as it should: a mention cleared
+    (not_flagged), an attack flagged. The mentions target names quoted, reported and reclaimed uses."""
+    kinds = sorted({i.kind for i in ordered if name in ("all", i.group)}, key=lambda k: (k in ATTACK_KINDS, k))
+    print(f"\n| config | {' | '.join(kinds)} |")
+    print(f"|---|{'---|' * len(kinds)}")
+    for config_name, labels_ in decided.items():
+        cells = []
+        for kind in kinds:
+            chosen = [n for n, i in enumerate(ordered) if i.kind == kind and name in ("all", i.group)]
+            right = sum(labels_[n] == ("not_flagged" if ordered[n].mention else "flagged") for n in chosen)
+            cells.append(share(right, len(chosen)))
+            report.setdefault(name, {}).setdefault(config_name, {}).setdefault("by_kind", {})[kind] = [
+                right,
+                len(chosen),
+            ]
+        print(f"| {config_name} | {' | '.join(cells)} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--languages", default=",".join(LANGUAGES))
@@ -362,6 +385,7 @@ def main() -> int:
             for language, row in rows.items():
                 print(f"| {'**all**' if language == 'all' else language} | {config_name} | {row.cells()} |")
                 report.setdefault(name, {}).setdefault(config_name, {})[language] = row.__dict__
+        by_kind(name, ordered, decided, report)
     if learned is not None and learned.calls:
         per_hit = sorted(seconds / hits * 1000 for seconds, hits in learned.calls)
         hits = sum(h for _, h in learned.calls)
