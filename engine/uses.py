@@ -53,6 +53,10 @@ Deliberate choices (do not "fix"):
   writer pronoun ("I wrote:") brings the writer's own words. The reply agreeing makes the hit an attack: a first
   clause that is one of `replies.agree` ("This.", "Exactly, ..."), or an endorsement or stance in its first two
   sentences. A reclaimed or historical cue nearest the hit still comes first.
+- A hit that no cue explains, spelt with a capital its vocabulary term lacks inside an ordinary sentence (not at
+  its start, not in a title-case heading or all caps), is a group's own name (`group_names`: "the Raging
+  Fruitcakes beat Leeds", "Club des Croulants"): reclaimed. Terms of the categories whose words take a capital in
+  ordinary writing (`group_names.conventional`: peoples, religions, parties) are left out: "the Polacks".
 - A language model, when one judged the hit, overrules these rules (engine.analysis): its prompt already
   weighs quotation, reported speech and reclaimed use, so a contentious model verdict is an attack.
 """
@@ -71,6 +75,9 @@ import yaml
 
 from engine.errors import UneraseError
 from engine.hits import Hit
+from engine.text.names import sentence_initial, styled
+from engine.text.tokenizer import RegexTokenizer
+from engine.vocabulary.model import CATEGORIES
 
 Use = Literal["attack", "quoted", "reported", "reclaimed", "historical"]
 USES: tuple[Use, ...] = ("attack", "quoted", "reported", "reclaimed", "historical")
@@ -87,6 +94,8 @@ WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something t
 SENTENCE_START = "^"
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
+GROUP_NAME = "capitalized as a group's name"  # the cue of a hit read by `group_names`
+_TOKENIZER = RegexTokenizer()
 QUOTED_POST = "quoted post"  # the cue of a hit in another user's post quoted in a reply ("> ...", [quote])
 _QUOTE_CLOSE = re.compile(r"\[/quote\]", re.IGNORECASE)
 _CLOSING_MARKS = frozenset("\"”»“’'")
@@ -178,6 +187,7 @@ class UseRules:
     own_words: _Phrases = _Phrases()  # the writer's own quotation ("my sign:", "I told him")
     speech: _Speech | None = None  # indirect speech: "he told the class that ..."
     replies: _Replies | None = None  # another user's post quoted in a reply: "> ...", "Dave wrote: ..."
+    group_names: _GroupNames | None = None  # "the Raging Fruitcakes": a capital the vocabulary does not write
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -241,6 +251,7 @@ class UseRules:
             _phrases(data.get("own_words"), "own_words", where),
             speech,
             _Replies.from_dict(data.get("replies"), where, speech.writer if speech is not None else frozenset()),
+            _GroupNames.from_dict(data.get("group_names"), where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -339,6 +350,8 @@ class UseRules:
         said = self.speech.find(before) if self.speech is not None else ""
         if said and not self._endorsements.find(following):
             return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
+        if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
+            return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
 
     def _quoted_post(self, text: str, post: tuple[int, int, str]) -> UseReading:
@@ -510,6 +523,46 @@ class _Sources:
             if tuple(before[:size]) == phrase and len(before) > size and before[size].isdigit():
                 return f"{' '.join(phrase)} {before[size]}"
         return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupNames:
+    """A hit spelt with a capital its vocabulary term does not have, inside a sentence neither in title case nor in
+    all caps, names a club, a team or an event ("the Raging Fruitcakes beat Leeds", "Radtreff Alte Säcke"): a name
+    the group gave itself. A capital says nothing at a sentence's start, in a heading's style (engine.text.names),
+    on a term the vocabulary writes with one (German nouns, "Kraut") or on a term of the `conventional` categories,
+    whose words take a capital in ordinary writing ("the Polacks", "Christ killers", "a Nazi")."""
+
+    conventional: frozenset[str]
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> _GroupNames | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict) or set(data) - {"conventional"}:
+            raise UseRulesError(f"{where}: group_names: expected a mapping with the list conventional")
+        listed = _texts(data.get("conventional") or [], "group_names.conventional", where)
+        conventional = frozenset(category.strip() for category in listed)
+        unknown = sorted(conventional - set(CATEGORIES))
+        if unknown:
+            named = f"{where}: group_names.conventional: {', '.join(unknown)}"
+            raise UseRulesError(f"{named} not known; accepted: {', '.join(CATEGORIES)}")
+        return cls(conventional)
+
+    def named(self, sentence: str, hit: Hit, offset: int, language: str) -> bool:
+        """Whether `hit` (in `sentence`, which starts at `offset` in the text) is capitalized as a name."""
+        surface = hit.surface
+        if not surface[:1].isupper() or (surface.isupper() and len(surface) > 1) or hit.term.literal[:1].isupper():
+            return False
+        if self.conventional.intersection(hit.issue.categories):
+            return False
+        tokens = _TOKENIZER.tokenize(sentence)
+        start, end = hit.start - offset, hit.end - offset
+        inside = [n for n, token in enumerate(tokens) if token.start >= start and token.end <= end]
+        if not inside or tokens[inside[0]].start != start:
+            return False
+        first, last = inside[0], inside[-1]
+        return not sentence_initial(sentence, tokens, first) and not styled(sentence, tokens, first, last, language)
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,6 +112,9 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"replies": ["wrote"]}, "replies: expected a mapping with the lists wrote, quoting and agree"),
         ({"replies": {"quoting": ["quote from"]}}, "replies: expected a mapping with the lists wrote"),
         ({"replies": {"wrote": ["wrote"], "agree": ["?"]}}, "replies.agree: a phrase has no word"),
+        ({"group_names": ["race"]}, "group_names: expected a mapping with the list conventional"),
+        ({"group_names": {"conventional": ["race"], "caps": True}}, "group_names: expected a mapping"),
+        ({"group_names": {"conventional": ["nationality"]}}, "conventional: nationality not known; accepted"),
     ],
 )
 def test_bad_rules_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -697,6 +700,33 @@ def test_a_quoted_post_in_a_reply_is_quoted_unless_the_reply_agrees(
     ],
 )
 def test_forum_talk_of_the_eleventh_set(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 26: a capital the vocabulary does not write, inside an ordinary sentence: a group's own name
+        ("en", "Derby results: the Wenches beat Sheffield 212 to 140 at home.", "Wenches", "reclaimed"),
+        ("en", "Recruiting: Raging Fruitcakes, casual raids, late starts.", "Fruitcakes", "reclaimed"),
+        ("fr", "Sortie du mardi pour le Club des Croulants : 37 km et trois tartes.", "Croulants", "reclaimed"),
+        ("nl", "Fietsclub De Ouwe Lullen rijdt dinsdag weer 37 kilometer.", "Ouwe Lullen", "reclaimed"),
+        ("de", "Radtreff Alte Säcke, Dienstagsrunde: 37 Kilometer und ein Platten.", "Alte Säcke", "reclaimed"),
+        # a capital at a sentence's start, after a colon, or in a title-case heading proves nothing
+        ("en", "Wenches like her should stay in the kitchen.", "Wenches", "attack"),
+        ("en", "Update: Fruitcakes everywhere on this thread again.", "Fruitcakes", "attack"),
+        ("en", "Raging Fruitcakes Take Over The Council Again", "Fruitcakes", "attack"),
+        # nor does one the vocabulary writes (German nouns), nor one of the categories capitalized in ordinary
+        # writing (peoples, religions, parties)
+        ("de", "Am Sonntag kicken die Betschwestern wieder nach der Messe.", "Betschwestern", "attack"),
+        ("en", "Lovely hotel, ruined by a coachload of Krauts hogging every sunbed.", "Krauts", "attack"),
+        # an attack cue nearer the hit still decides
+        ("en", "Shut up, you Fruitcakes.", "Fruitcakes", "attack"),
+    ],
+)
+def test_a_capital_the_vocabulary_does_not_write_names_a_group(
+    language: str, text: str, surface: str, use: str
+) -> None:
     assert read(text, surface, language)[0] == use
 
 

@@ -122,7 +122,7 @@ def _shouted(token: Token) -> bool:
     return token.text.isupper() and len(token.text) > 1
 
 
-def _sentence_initial(text: str, tokens: Sequence[Token], index: int) -> bool:
+def sentence_initial(text: str, tokens: Sequence[Token], index: int) -> bool:
     if index == 0:
         return True
     between = text[tokens[index - 1].end : tokens[index].start]
@@ -267,7 +267,7 @@ class HeuristicNameFilter:
             # short word, as surnames are (Mohr, Heide), not a long compound (Irrenanstalt Eglfing).
             if len(text[token.start : tokens[last].end]) > SURNAME_LETTERS:
                 return False
-            return any(not _sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
+            return any(not sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
         if not term.ambiguous and _capitalized_run(text, tokens, first, last) >= 3:
             return False  # a title inside a sentence ("the novel Ten Little ... was renamed"), no name evidence
         # An article or small word written with a capital is a heading's style, not a name ("X1 A Welfare Queen").
@@ -276,9 +276,9 @@ class HeuristicNameFilter:
             for t, at in neighbours
             if t.text.lower() not in SENTENCE_OPENERS
             and t.text.lower() not in TITLE_SMALL_WORDS
-            and (not _sentence_initial(text, tokens, at) or (at < first and self._unknown(t, language)))
+            and (not sentence_initial(text, tokens, at) or (at < first and self._unknown(t, language)))
         ]
-        return bool(evidence) and lower_case_term and not _sentence_initial(text, tokens, first)
+        return bool(evidence) and lower_case_term and not sentence_initial(text, tokens, first)
 
     def _named_without_capitals(
         self, text: str, tokens: Sequence[Token], first: int, last: int, before: Token | None, after: Token | None
@@ -331,7 +331,7 @@ class HeuristicNameFilter:
             and _capitalized(head)
             and not head.text.isupper()
             and head.text.lower() not in SENTENCE_OPENERS
-            and not _sentence_initial(text, tokens, i)  # "Leesclub de Ouwe Taarten": the start's capital
+            and not sentence_initial(text, tokens, i)  # "Leesclub de Ouwe Taarten": the start's capital
             and self._unknown(head, language)
         )
 
