@@ -37,6 +37,10 @@ Deliberate choices (do not "fix"):
   Only verbs of another speaker are listed, and a `speech.writer` pronoun within three words before the verb
   ("I told him that ...") leaves the hit an attack: the writer's own claim is no report; so does the writer's
   endorsement (`after.attack`) anywhere after the hit in its sentence or the next. Stance comes first.
+- Someone else naming people with the word (`speech.naming`: "called", "dà del", "noemde"), the verb within four
+  words before the hit in its clause (no comma, colon or semicolon between), makes a hit no cue explains reported:
+  "the coach called the new lads ...". The writer's pronoun near the verb ("I called them ...", the impersonal
+  "wie nennt man ..."), or the writer's endorsement or stance in the sentence, leaves an attack.
 - A short heading with an old year that opens the hit's sentence and ends in a colon before it ("Hansard, March
   1904: ...") makes the hit historical, like a named old source (`_Sources.dated_heading`).
 - The writer's own quotation is no mention: a hit inside quotation marks with no mention cue of its own is an
@@ -94,6 +98,7 @@ WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something t
 SENTENCE_START = "^"
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
+_CLAUSE_BREAK = re.compile(r"[,;:()\n\u2013\u2014]")  # a naming verb reaches the hit within its clause
 GROUP_NAME = "capitalized as a group's name"  # the cue of a hit read by `group_names`
 _TOKENIZER = RegexTokenizer()
 QUOTED_POST = "quoted post"  # the cue of a hit in another user's post quoted in a reply ("> ...", [quote])
@@ -350,6 +355,10 @@ class UseRules:
         said = self.speech.find(before) if self.speech is not None else ""
         if said and not self._endorsements.find(following):
             return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
+        if self.speech is not None and self.speech.naming and not self._endorsements.find(before + following):
+            naming = self.speech.named(_words(_CLAUSE_BREAK.split(text[left : hit.start])[-1]))
+            if naming:
+                return UseReading("reported", naming)  # "the councillor called the twins ...", "gli dà del ..."
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
@@ -600,6 +609,7 @@ class _Speech:
     that: frozenset[str]
     writer: frozenset[str]
     reach: int
+    naming: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)  # "called", "dà del": by last word
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Speech | None:
@@ -615,6 +625,7 @@ class _Speech:
             that,
             _word_set(data.get("writer") or [], "speech.writer", where),
             _number(data, "reach", 5, (0, 8), f"{where}: speech"),
+            _by_last(_phrases(data.get("naming") or [], "speech.naming", where)),
         )
 
     def find(self, before: list[str]) -> str:
@@ -630,6 +641,20 @@ class _Speech:
                         if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size] + before[end:at]):
                             return ""  # the writer's own claim: "I told him that ...", "diz-se que ..."
                         return f"{' '.join(verb)} … {before[at]}"
+        return ""
+
+    def named(self, clause: list[str]) -> str:
+        """The verb ("called", "dà del") when someone else names people with the hit: one of `naming` ending within
+        WILDCARD_WORDS words before the hit in its clause, with no `writer` pronoun from three words before the verb
+        to the word after it ("I call them ...", "wie nennt man ..."): "" if none."""
+        n = len(clause)
+        for end in range(n, max(0, n - WILDCARD_WORDS - 1), -1):
+            for verb in self.naming.get(clause[end - 1], ()):
+                size = len(verb)
+                if end >= size and tuple(clause[end - size : end]) == verb:
+                    if not self.writer.isdisjoint(clause[max(0, end - size - 3) : end - size] + clause[end : end + 1]):
+                        return ""
+                    return " ".join(verb)
         return ""
 
 

@@ -113,6 +113,7 @@ def test_every_language_has_its_own_rules(language: str) -> None:
         ({"replies": {"quoting": ["quote from"]}}, "replies: expected a mapping with the lists wrote"),
         ({"replies": {"wrote": ["wrote"], "agree": ["?"]}}, "replies.agree: a phrase has no word"),
         ({"group_names": ["race"]}, "group_names: expected a mapping with the list conventional"),
+        ({"speech": {"verbs": ["said"], "that": ["that"], "naming": "called"}}, "speech.naming: expected a list"),
         ({"group_names": {"conventional": ["race"], "caps": True}}, "group_names: expected a mapping"),
         ({"group_names": {"conventional": ["nationality"]}}, "conventional: nationality not known; accepted"),
     ],
@@ -727,6 +728,24 @@ def test_forum_talk_of_the_eleventh_set(language: str, text: str, surface: str, 
 def test_a_capital_the_vocabulary_does_not_write_names_a_group(
     language: str, text: str, surface: str, use: str
 ) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 26: someone else naming people with the word, in the clause before it, is a report
+        ("en", "The coach called the new lads wetbacks in front of the whole squad.", "wetbacks", "reported"),
+        ("it", "Il controllore ha dato dello zingaro a mio figlio davanti a tutti.", "zingaro", "reported"),
+        ("pt", "O segurança chamou o meu filho de favelado na frente da fila toda.", "favelado", "reported"),
+        # the writer naming, an impersonal joke, the writer's endorsement, or a clause break leave an attack
+        ("en", "I called them wetbacks to their faces and I would again.", "wetbacks", "attack"),
+        ("de", "Wie nennt man einen Kanaken mit Führerschein?", "Kanaken", "attack"),
+        ("en", "My uncle is spot on when he calls them wetbacks.", "wetbacks", "attack"),
+        ("en", "Mum called: the wetbacks next door are at it again.", "wetbacks", "attack"),
+    ],
+)
+def test_someone_else_naming_people_with_the_word_is_a_report(language: str, text: str, surface: str, use: str) -> None:
     assert read(text, surface, language)[0] == use
 
 
