@@ -59,12 +59,17 @@ those with the example source too (what a site without a model runs by default).
   known and before any change made to read them, committed on its own first; never used to write, tune or train
   anything. An ordinary day on a general-interest forum: a fifth of its sentences replies quoting another post,
   two thirds of its attacks plain.
+- fourteenth held-out (tests/corpora/<lang>/heldout14.yaml): written at stop 26 from the tree before that stop's
+  changes, committed on its own; never used to write, tune or train anything. A week on a community platform:
+  profiles, notices of clubs, choirs and support groups, dating ads, reviews, family chats, a sixth replies; a
+  third of its attacks look like mentions (a quotation agreed with, a self-description, a team's name).
 
-The learned use source is trained on every set but the tenth and thirteenth held-out
+The learned use source is trained on every set but the tenth, thirteenth and fourteenth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
 sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
 it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
-only some sets: while developing, leave out the tenth and thirteenth held-out sets, so they stay blind.
+only some sets: while developing, leave out the tenth, thirteenth and fourteenth held-out sets, so they stay
+blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
@@ -127,6 +132,7 @@ GROUPS = (
     "eleventh held-out",
     "twelfth held-out",
     "thirteenth held-out",
+    "fourteenth held-out",
 )
 GROUP_OF_FILE = {name: GROUPS[2 + n] for n, name in enumerate(HELD_OUT_FILES)}
 
@@ -303,8 +309,8 @@ def main() -> int:
     parser.add_argument(
         "--groups",
         default=",".join(GROUPS),
-        help="the sets to run, by name (while developing, leave out the tenth and thirteenth held-out sets: they "
-        "stay blind)",
+        help="the sets to run, by name (while developing, leave out the tenth, thirteenth and fourteenth held-out sets: "
+        "they stay blind)",
     )
     parser.add_argument(
         "--rules-cost",
