@@ -749,6 +749,30 @@ def test_someone_else_naming_people_with_the_word_is_a_report(language: str, tex
     assert read(text, surface, language)[0] == use
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 26, read from heldout10 and heldout13: the writer is the one named, or names their own group
+        ("en", "Third month on nights and I am still the paki of the warehouse to the foreman.", "paki", "reclaimed"),
+        ("it", "Siamo due terroni di Lecce in cerca di una stanza vicino al Politecnico.", "terroni", "reclaimed"),
+        ("it", "terroni miei, sabato grigliata da me e ognuno porta qualcosa.", "terroni", "reclaimed"),
+        ("pt", "minhas bichas, sexta tem jantar lá em casa e ninguém falta.", "bichas", "reclaimed"),
+        ("el", "πούστηδες μου, το Σάββατο πάμε για μπάνιο στη Βάρκιζα.", "πούστηδες", "reclaimed"),
+        # someone else's naming with the verb at the clause's end, or the speaker named after the word
+        ("de", "Der Nachbar hat den Jungen vom dritten Stock vor allen einen Kanaken genannt.", "Kanaken", "reported"),
+        ("nl", "Het was de trainer die onze keeper een mongool noemde.", "mongool", "reported"),
+        ("it", "Terrone, gli ha detto il controllore davanti a tutta la carrozza.", "Terrone", "reported"),
+        ("fr", "Il a passé la soirée à raconter que les voisins étaient des bougnoules.", "bougnoules", "reported"),
+        # an old magazine is an old source
+        ("fr", "La revue de 1925 traite les habitants de nègres dans la légende.", "nègres", "historical"),
+        # a chant the writer sang is the writer's own words
+        ("en", 'We chanted "pikey scum" for ninety minutes and we will again on Saturday.', "pikey", "attack"),
+    ],
+)
+def test_shapes_read_from_the_tenth_and_thirteenth_sets(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
 def test_a_sentence_start_cue_is_read_from_the_rules() -> None:
     rules = UseRules.from_dict({"quotes": ['""'], "attack_before_quote": ["^those"]}, "en")
     hits = [h for h in detector_for("en").detect('Those "kikes" again.', "en").hits]
