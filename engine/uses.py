@@ -98,7 +98,7 @@ WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something t
 SENTENCE_START = "^"
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
-_CLAUSE_BREAK = re.compile(r"[,;:()\n\u2013\u2014]")  # a naming verb reaches the hit within its clause
+_CLAUSE_BREAKS = ",;:()\n\u2013\u2014"  # a naming verb reaches the hit within its clause
 GROUP_NAME = "capitalized as a group's name"  # the cue of a hit read by `group_names`
 _TOKENIZER = RegexTokenizer()
 QUOTED_POST = "quoted post"  # the cue of a hit in another user's post quoted in a reply ("> ...", [quote])
@@ -355,9 +355,10 @@ class UseRules:
         said = self.speech.find(before) if self.speech is not None else ""
         if said and not self._endorsements.find(following):
             return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
-        if self.speech is not None and self.speech.naming and not self._endorsements.find(before + following):
-            naming = self.speech.named(_words(_CLAUSE_BREAK.split(text[left : hit.start])[-1]))
-            if naming:
+        if self.speech is not None and self.speech.naming:
+            clause = max(left, *(text.rfind(mark, left, hit.start) + 1 for mark in _CLAUSE_BREAKS))
+            naming = self.speech.named(before[len(before) - len(_WORD.findall(text, clause, hit.start)) :])
+            if naming and not self._endorsements.find(before + following):
                 return UseReading("reported", naming)  # "the councillor called the twins ...", "gli dà del ..."
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
