@@ -356,8 +356,8 @@ class UseRules:
         if said and not self._endorsements.find(following):
             return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
         if self.speech is not None and self.speech.naming:
-            clause = max(left, *(text.rfind(mark, left, hit.start) + 1 for mark in _CLAUSE_BREAKS))
-            naming = self.speech.named(before[len(before) - len(_WORD.findall(text, clause, hit.start)) :])
+            opens = max(left, *(text.rfind(mark, left, hit.start) + 1 for mark in _CLAUSE_BREAKS))  # the hit's clause
+            naming = self.speech.named(before[len(before) - len(_WORD.findall(text, opens, hit.start)) :])
             if naming and not self._endorsements.find(before + following):
                 return UseReading("reported", naming)  # "the councillor called the twins ...", "gli dà del ..."
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
