@@ -13,7 +13,7 @@ finds each one in its sentence, so offsets, term ids and contexts are the real o
 
 With the example source (embeddings), also the product's configuration: the shipped curated examples on the
 corpus sentences never shipped, and on the fresh held-out sets (tests/corpora/<lang>/heldout.yaml, heldout2.yaml,
-heldout3.yaml to heldout14.yaml, written after the examples were built; their items are never
+heldout3.yaml to heldout15.yaml, written after the examples were built; their items are never
 stored, in any evaluation).
 
 Reported for several rules (minimum support, agreement): coverage (share of held-out items decided) and

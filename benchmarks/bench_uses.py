@@ -44,7 +44,7 @@ those with the example source too (what a site without a model runs by default).
 - tenth held-out (tests/corpora/<lang>/heldout10.yaml): written after the ninth set's misses were known and
   before any change made to read them, committed on its own first; never used to write, tune or train anything.
   Unlike the earlier sets, its writers were asked for an ordinary day's posts: most attacks plain, about a third
-  looking like mentions.
+  looking like mentions. Its misses were read at stop 26, after its blind runs: a development set now.
 - eleventh held-out (tests/corpora/<lang>/heldout11.yaml): written at stop 25, before any change made to read the
   tenth set's misses, committed on its own from the tree before the stop's changes; never used to write, tune or
   train anything while blind. Its writers were asked for forum threads and replies: quoted posts refuted or
@@ -58,18 +58,22 @@ those with the example source too (what a site without a model runs by default).
 - thirteenth held-out (tests/corpora/<lang>/heldout13.yaml): written at stop 25 after the twelfth set's misses were
   known and before any change made to read them, committed on its own first; never used to write, tune or train
   anything. An ordinary day on a general-interest forum: a fifth of its sentences replies quoting another post,
-  two thirds of its attacks plain.
+  two thirds of its attacks plain. Its misses were read at stop 26, after its blind runs: a development set now.
 - fourteenth held-out (tests/corpora/<lang>/heldout14.yaml): written at stop 26 from the tree before that stop's
   changes, committed on its own; never used to write, tune or train anything. A week on a community platform:
   profiles, notices of clubs, choirs and support groups, dating ads, reviews, family chats, a sixth replies; a
   third of its attacks look like mentions (a quotation agreed with, a self-description, a team's name).
+- fifteenth held-out (tests/corpora/<lang>/heldout15.yaml): written at stop 26 after the tenth and thirteenth sets'
+  misses were known and before any change made to read them, committed on its own; never used to write, tune or
+  train anything. Comment sections under news articles on contested subjects: commenters quoting each other and
+  the article, reports, moderators, victims, the group speaking of itself, old sources; a third of its attacks
+  look like mentions (an article quoted and agreed with, "saying what everyone thinks", a rhetorical question).
 
-The learned use source is trained on every set but the tenth, thirteenth and fourteenth held-out
+The learned use source is trained on every set but the fourteenth and fifteenth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
 sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
 it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
-only some sets: while developing, leave out the tenth, thirteenth and fourteenth held-out sets, so they stay
-blind.
+only some sets: while developing, leave out the fourteenth and fifteenth held-out sets, so they stay blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
@@ -133,6 +137,7 @@ GROUPS = (
     "twelfth held-out",
     "thirteenth held-out",
     "fourteenth held-out",
+    "fifteenth held-out",
 )
 GROUP_OF_FILE = {name: GROUPS[2 + n] for n, name in enumerate(HELD_OUT_FILES)}
 
