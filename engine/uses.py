@@ -79,7 +79,7 @@ import yaml
 
 from engine.errors import UneraseError
 from engine.hits import Hit
-from engine.text.names import sentence_initial, styled
+from engine.text.names import plain_case, sentence_initial
 from engine.text.tokenizer import RegexTokenizer
 from engine.vocabulary.model import CATEGORIES
 
@@ -539,9 +539,10 @@ class _Sources:
 class _GroupNames:
     """A hit spelt with a capital its vocabulary term does not have, inside a sentence neither in title case nor in
     all caps, names a club, a team or an event ("the Raging Fruitcakes beat Leeds", "Radtreff Alte Säcke"): a name
-    the group gave itself. A capital says nothing at a sentence's start, in a heading's style (engine.text.names),
-    on a term the vocabulary writes with one (German nouns, "Kraut") or on a term of the `conventional` categories,
-    whose words take a capital in ordinary writing ("the Polacks", "Christ killers", "a Nazi")."""
+    the group gave itself. A capital says nothing at a sentence's start, in a heading's style or one too short to
+    judge ("The Junkie": engine.text.names.plain_case), on a term the vocabulary writes with one (German nouns,
+    "Kraut") or on a term of the `conventional` categories, whose words take a capital in ordinary writing ("the
+    Polacks", "Christ killers", "a Nazi")."""
 
     conventional: frozenset[str]
 
@@ -572,7 +573,7 @@ class _GroupNames:
         if not inside or tokens[inside[0]].start != start:
             return False
         first, last = inside[0], inside[-1]
-        return not sentence_initial(sentence, tokens, first) and not styled(sentence, tokens, first, last, language)
+        return not sentence_initial(sentence, tokens, first) and plain_case(sentence, tokens, first, last, language)
 
 
 @dataclass(frozen=True, slots=True)

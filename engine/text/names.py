@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from engine.text.compounds import COMPOUND_LANGUAGES
 from engine.text.given_names import is_given_name
 from engine.text.lemmatizer import Lemmatizer, load_stanza_pipeline
 from engine.text.tokenizer import Token
@@ -45,6 +46,10 @@ PLACE_WORDS: frozenset[str] = frozenset(
     straat plein laan steeg gracht kade dijk
     """.split()
 )
+
+# Place words that are everyday words too (German and Dutch "weg": away): in capitals ("TUNTEN WEG VON UNSEREN
+# KINDERN") they say nothing about a place.
+EVERYDAY_PLACE_WORDS: frozenset[str] = frozenset({"weg"})
 
 # Prepositions, articles and conjunctions of four letters or more that title case leaves in
 # lower case ("Famiglia di Ottentotti Davanti alla Capanna").
@@ -143,16 +148,11 @@ def _initial(text: str, token: Token) -> bool:
     return len(token.text) == 1 and token.text.isupper() and text[token.end : token.end + 1] == "."
 
 
-def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: str) -> bool:
-    """Whether the sentence or heading around tokens first..last is in title case or all caps,
-    so that a capital letter says nothing about names ("Portrait of Two Gypsy Women").
-
-    The words judged are those of four letters or more outside the hit, after the first word of
-    the stretch (capitalized in any style); short words are the articles and prepositions that
-    title case leaves in lower case (and longer ones listed in TITLE_SMALL_WORDS). Two thirds
-    capitalized is title case; in German, where
-    nouns are capitalized anyway, only all caps counts.
-    """
+def _judged(text: str, tokens: Sequence[Token], first: int, last: int) -> list[str]:
+    """The words whose casing tells the style of the sentence or heading around tokens first..last: those of four
+    letters or more outside the hit, after the first word of the stretch (capitalized in any style); short words
+    are the articles and prepositions that title case leaves in lower case (and longer ones listed in
+    TITLE_SMALL_WORDS)."""
     start = first
     while start > 0 and first - start < _SEGMENT_REACH:
         if any(c in text[tokens[start - 1].end : tokens[start].start] for c in _SEGMENT_BREAKS):
@@ -163,7 +163,7 @@ def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: 
         if any(c in text[tokens[end].end : tokens[end + 1].start] for c in _SEGMENT_BREAKS):
             break
         end += 1
-    judged = [
+    return [
         tokens[i].text
         for i in range(start + 1, end + 1)
         if not first <= i <= last
@@ -171,11 +171,28 @@ def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: 
         and tokens[i].text[:1].isalpha()
         and tokens[i].text.lower() not in TITLE_SMALL_WORDS
     ]
+
+
+def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: str) -> bool:
+    """Whether the sentence or heading around tokens first..last is in title case or all caps,
+    so that a capital letter says nothing about names ("Portrait of Two Gypsy Women").
+
+    Two thirds of the judged words (`_judged`) capitalized is title case; in German, where nouns
+    are capitalized anyway, only all caps counts.
+    """
+    judged = _judged(text, tokens, first, last)
     if not judged:
         return False
     if language in NOUN_CAPITALIZING:  # nouns are capitalized anyway: only all caps is a style
         return sum(word.isupper() for word in judged) * 3 >= len(judged) * 2
     return sum(word[:1].isupper() for word in judged) * 3 >= len(judged) * 2
+
+
+def plain_case(text: str, tokens: Sequence[Token], first: int, last: int, language: str) -> bool:
+    """Whether the sentence around tokens first..last shows ordinary casing: some judged word in lower case, and
+    not a heading's style. A heading too short to judge ("The Junkie") is not plain."""
+    judged = _judged(text, tokens, first, last)
+    return any(word[:1].islower() for word in judged) and not styled(text, tokens, first, last, language)
 
 
 def _capitalized_run(text: str, tokens: Sequence[Token], first: int, last: int) -> int:
@@ -261,12 +278,13 @@ class HeuristicNameFilter:
             for t, at in ((before, first - 1), (after, last + 1))
             if t is not None and _capitalized(t) and not _shouted(t) and at not in in_hits
         ]
+        if language in COMPOUND_LANGUAGES and len(text[token.start : tokens[last].end]) > SURNAME_LETTERS:
+            # a long compound is a noun beside a name, not a surname: "als Provinciaal Krankzinnigengesticht"
+            return False
         if language in NOUN_CAPITALIZING:
             # Every noun is capitalized: only a word the dictionary does not know, where its
             # capital is not owed to the start of a sentence, looks like a name; and only beside a
-            # short word, as surnames are (Mohr, Heide), not a long compound (Irrenanstalt Eglfing).
-            if len(text[token.start : tokens[last].end]) > SURNAME_LETTERS:
-                return False
+            # short word, as surnames are (Mohr, Heide), not a long compound (Irrenanstalt Eglfing, above).
             return any(not sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
         if not term.ambiguous and _capitalized_run(text, tokens, first, last) >= 3:
             return False  # a title inside a sentence ("the novel Ten Little ... was renamed"), no name evidence
@@ -291,7 +309,12 @@ class HeuristicNameFilter:
             before.text.lower() in NAME_MARKERS or is_given_name(before.text) or _initial(text, before)
         ):
             return True
-        if after is not None and _capitalized(after) and after.text.lower() in PLACE_WORDS:
+        if (
+            after is not None
+            and _capitalized(after)
+            and after.text.lower() in PLACE_WORDS
+            and not (_shouted(after) and after.text.lower() in EVERYDAY_PLACE_WORDS)
+        ):
             return True
         if (
             after is not None
