@@ -712,7 +712,7 @@ def test_forum_talk_of_the_eleventh_set(language: str, text: str, surface: str, 
         ("en", "Recruiting: Raging Fruitcakes, casual raids, late starts.", "Fruitcakes", "reclaimed"),
         ("fr", "Sortie du mardi pour le Club des Croulants : 37 km et trois tartes.", "Croulants", "reclaimed"),
         ("nl", "Fietsclub De Ouwe Lullen rijdt dinsdag weer 37 kilometer.", "Ouwe Lullen", "reclaimed"),
-        ("de", "Am Dienstag sind die Alten Säcke vom Radtreff wieder 37 Kilometer gefahren.", "Alten Säcke", "reclaimed"),
+        ("de", "Am Dienstag sind die Alten Säcke vom Radtreff wieder weit gefahren.", "Alten Säcke", "reclaimed"),
         # a heading too short to judge, or one of nouns only, is no ordinary sentence
         ("en", "The Junkie", "Junkie", "attack"),
         # a capital at a sentence's start, after a colon, or in a title-case heading proves nothing
