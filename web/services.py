@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 
 from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
 from engine.cache import SQLiteCache
-from engine.detector import Detector
+from engine.detector import Detector, clean_text
 from engine.embeddings import LazyEmbedder
 from engine.errors import InputTooLarge, InvalidText, UneraseError, UnsupportedLanguage
 from engine.llm.backend import LLMBackend
@@ -208,6 +208,10 @@ class Services:
         if not models:
             return "vocabulary only (no LLM configured)"
         return f"{self.settings.mode} mode with {', '.join(models)}"
+
+    def detect_language(self, text: str) -> str:
+        """The text's language, or LanguageNotDetected saying why not and which languages can be given instead."""
+        return self.detector.language_detector.detect(clean_text(text)[0], self.detector.languages).language
 
     def check_text(self, text: str, language: str | None) -> None:
         """Reject what cannot be analysed before anything is stored, naming what is accepted."""
