@@ -277,13 +277,17 @@ def rules_cost(corpus: list[Item], other: Path | None, rounds: int = 7) -> int:
 def by_kind(name: str, ordered: list[Item], decided: Mapping[str, list[str]], report: dict[str, Any]) -> None:
     """Per configuration, the share of each kind of sentence that ends as it should: a mention cleared
     (not_flagged), an attack flagged. The mentions target names quoted, reported and reclaimed uses."""
-    kinds = sorted({i.kind for i in ordered if name in ("all", i.group)}, key=lambda k: (k in ATTACK_KINDS, k))
+    members: dict[str, list[int]] = {}  # kind -> positions in `ordered`
+    for n, item in enumerate(ordered):
+        if name in ("all", item.group):
+            members.setdefault(item.kind, []).append(n)
+    kinds = sorted(members, key=lambda k: (k in ATTACK_KINDS, k))
     print(f"\n| config | {' | '.join(kinds)} |")
     print(f"|---|{'---|' * len(kinds)}")
     for config_name, labels_ in decided.items():
         cells = []
         for kind in kinds:
-            chosen = [n for n, i in enumerate(ordered) if i.kind == kind and name in ("all", i.group)]
+            chosen = members[kind]
             right = sum(labels_[n] == ("not_flagged" if ordered[n].mention else "flagged") for n in chosen)
             cells.append(share(right, len(chosen)))
             report.setdefault(name, {}).setdefault(config_name, {}).setdefault("by_kind", {})[kind] = [

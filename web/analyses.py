@@ -13,9 +13,13 @@ from web.runs import Runs
 from web.services import Services
 
 
-def new_record(services: Services, text: str, lang: str | None, mode: str | None, source: str) -> AnalysisRecord:
-    """A checked, not yet stored analysis."""
+def new_record(
+    services: Services, text: str, lang: str | None, mode: str | None, source: str, detect: bool = False
+) -> AnalysisRecord:
+    """A checked, not yet stored analysis; with `detect`, a text whose language cannot be told is refused too."""
     services.check_text(text, lang)
+    if detect and not lang:
+        services.detect_language(text)
     return AnalysisRecord(
         id=uuid.uuid4().hex,
         text=text,
@@ -26,9 +30,12 @@ def new_record(services: Services, text: str, lang: str | None, mode: str | None
 
 
 async def create_record(
-    services: Services, text: str, lang: str | None, mode: str | None, source: str
+    services: Services, text: str, lang: str | None, mode: str | None, source: str, detect: bool = False
 ) -> AnalysisRecord:
-    record = new_record(services, text, lang, mode, source)
+    if detect and not lang:  # detecting reads the text: off the event loop
+        record = await run_in_threadpool(new_record, services, text, lang, mode, source, detect)
+    else:
+        record = new_record(services, text, lang, mode, source)
     await run_in_threadpool(services.store.create_analysis, record)
     return record
 

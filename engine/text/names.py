@@ -180,19 +180,22 @@ def styled(text: str, tokens: Sequence[Token], first: int, last: int, language: 
     Two thirds of the judged words (`_judged`) capitalized is title case; in German, where nouns
     are capitalized anyway, only all caps counts.
     """
-    judged = _judged(text, tokens, first, last)
-    if not judged:
-        return False
-    if language in NOUN_CAPITALIZING:  # nouns are capitalized anyway: only all caps is a style
-        return sum(word.isupper() for word in judged) * 3 >= len(judged) * 2
-    return sum(word[:1].isupper() for word in judged) * 3 >= len(judged) * 2
+    return _heading_style(_judged(text, tokens, first, last), language)
 
 
 def plain_case(text: str, tokens: Sequence[Token], first: int, last: int, language: str) -> bool:
     """Whether the sentence around tokens first..last shows ordinary casing: some judged word in lower case, and
     not a heading's style. A heading too short to judge ("The Junkie") is not plain."""
     judged = _judged(text, tokens, first, last)
-    return any(word[:1].islower() for word in judged) and not styled(text, tokens, first, last, language)
+    return any(word[:1].islower() for word in judged) and not _heading_style(judged, language)
+
+
+def _heading_style(judged: list[str], language: str) -> bool:
+    if not judged:
+        return False
+    if language in NOUN_CAPITALIZING:  # nouns are capitalized anyway: only all caps is a style
+        return sum(word.isupper() for word in judged) * 3 >= len(judged) * 2
+    return sum(word[:1].isupper() for word in judged) * 3 >= len(judged) * 2
 
 
 def _capitalized_run(text: str, tokens: Sequence[Token], first: int, last: int) -> int:

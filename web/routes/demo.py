@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.errors import UneraseError
@@ -78,12 +77,9 @@ async def analyse(
     try:
         if mode and mode not in ("fast", "thorough"):
             raise UneraseError(f"mode '{mode}' is not known; accepted: fast, thorough")
-        if not lang:
-            # a text too short to tell its language comes back to the form, which has the list to choose it from;
-            # stored and run, it would only end in a failed step
-            services.check_text(text, None)
-            await run_in_threadpool(services.detect_language, text)
-        record = await create_record(services, text, lang or None, mode or None, "demo")
+        # a text too short to tell its language comes back to the form, which has the list to choose it from; stored
+        # and run, it would only end in a failed step
+        record = await create_record(services, text, lang or None, mode or None, "demo", detect=True)
     except UneraseError as exc:
         context = {**form_context(services, text, lang, mode), "error": exc.message}
         name = "_error_fragment.html" if htmx else "demo.html"
