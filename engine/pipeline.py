@@ -4,6 +4,11 @@
 uses the keys of the server's settings file (docs/settings.md), so the file a site deploys with is the
 file it measures. Keys that do not concern the pipeline (port, database, ...) are ignored; keys the
 file leaves out keep the values of the configuration it is applied to.
+
+The verdict and use sources are the web app's (web.services builds its own from `verdict_sources` and
+`learned_uses` here): the labelled examples compared by embeddings and the learned reading of uses are on unless
+turned off (`--no-examples`, `--no-learned-uses`, or `examples_enabled` / `learned_uses_enabled` in the file),
+so the command line answers a text as the server does.
 """
 
 from __future__ import annotations
@@ -20,13 +25,18 @@ from typing import Any
 from engine.analysis import MODES, Analyzer, AnalyzerConfig, BackendRouter
 from engine.cache import SQLiteCache
 from engine.detector import Detector
+from engine.embeddings import LazyEmbedder
 from engine.errors import UneraseError
 from engine.llm.backend import LLMBackend
 from engine.llm.factory import BACKENDS, make_backend
 from engine.matching.index import default_cache_dir
 from engine.paths import shipped_vocabularies
-from engine.precedents import PrecedentSource
+from engine.precedents import ChainedSources, PrecedentSource
+from engine.sense_examples import MIN_CONFIDENCE, ExampleProvider, ExampleSource, load_examples
+from engine.use_model import LearnedUses, UseModel, shipped_use_model
 from engine.vocabulary.loader import load_vocabularies
+
+EMBEDDINGS_FILE = "embeddings.sqlite"  # the embedding cache, in the data folder beside the answers' cache
 
 
 @dataclass(frozen=True)
@@ -50,10 +60,17 @@ class PipelineConfig:
     concurrency: int = 4
     cache: str | None = None  # SQLite file for model answers; None: the default in the cache folder
     use_cache: bool = True
+    examples: bool = True  # decide ambiguous hits from labelled examples (engine.sense_examples)
+    learned_uses: bool = True  # read uncued uses from labelled uses (engine.use_model)
+    examples_min_confidence: float = MIN_CONFIDENCE
+    embeddings: str | None = None  # SQLite file for embeddings; None: the default in the cache folder
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, name: str = "current") -> PipelineConfig:
         """From the options `engine.cli.common.add_backend_arguments` defines."""
+        bar = MIN_CONFIDENCE if args.examples_min_confidence is None else args.examples_min_confidence
+        if not 0.0 <= bar <= 1.0:
+            raise UneraseError(f"--examples-min-confidence {bar} is not accepted; give a number from 0 to 1")
         return cls(
             name=name,
             vocabularies=tuple(args.vocab or ()),
@@ -64,6 +81,9 @@ class PipelineConfig:
             concurrency=args.concurrency,
             cache=args.cache,
             use_cache=not args.no_cache,
+            examples=not args.no_examples,
+            learned_uses=not args.no_learned_uses,
+            examples_min_confidence=bar,
         )
 
     def with_toml(self, path: str | Path) -> PipelineConfig:
@@ -87,6 +107,8 @@ class PipelineConfig:
             "per_language": {lang: m.model for lang, m in self.per_language},
             "mode": self.mode,
             "threshold": self.threshold,
+            "examples": self.examples,
+            "learned_uses": self.learned_uses,
         }
 
 
@@ -138,8 +160,20 @@ def _apply(config: PipelineConfig, data: Mapping[str, Any], name: str) -> Pipeli
         changes["timeout"] = float(_typed(data, "llm_timeout", (int, float), name, "seconds"))
     if "llm_concurrency" in data:
         changes["concurrency"] = _typed(data, "llm_concurrency", int, name, "a whole number")
+    for key, field in (("examples_enabled", "examples"), ("learned_uses_enabled", "learned_uses")):
+        if key in data:
+            if not isinstance(data[key], bool):
+                raise UneraseError(f"{name}: setting {key!r} is {data[key]!r}; accepted: true or false")
+            changes[field] = data[key]
+    if "examples_min_confidence" in data:
+        value = float(_typed(data, "examples_min_confidence", (int, float), name, "a number between 0 and 1"))
+        if not 0.0 <= value <= 1.0:
+            raise UneraseError(f"{name}: setting 'examples_min_confidence' is {value}; accepted: 0 to 1")
+        changes["examples_min_confidence"] = value
     if "data_dir" in data:
-        changes["cache"] = str(Path(_typed(data, "data_dir", str, name, "a folder")) / "llm-cache.sqlite")
+        folder = Path(_typed(data, "data_dir", str, name, "a folder"))
+        changes["cache"] = str(folder / "llm-cache.sqlite")
+        changes["embeddings"] = str(folder / EMBEDDINGS_FILE)
     return dataclasses.replace(config, **changes)
 
 
@@ -156,6 +190,56 @@ def _backend(model: ModelConfig, config: PipelineConfig, needs_model: str | None
     )
 
 
+@dataclass(frozen=True)
+class SiteSources:
+    """A site's own verdict sources, read from the web app's database (web.precedents): its moderators' earlier
+    verdicts by word overlap, and the same verdicts as labelled examples for the embedding vote."""
+
+    precedents: PrecedentSource
+    examples: ExampleProvider | None = None
+
+
+def verdict_sources(
+    *, examples: bool, min_confidence: float, cache_path: Path | None, site: SiteSources | None = None
+) -> ChainedSources | None:
+    """What decides ambiguous hits before the model, in order: a site's moderators' earlier verdicts on posts
+    sharing words (cheap, strict), then the labelled examples compared by embeddings (the curated sentences, and
+    the site's verdicts when given). None when there is no source at all. The embedding model loads on first need
+    (`ExampleSource.start` loads it at once, as the web app does at start-up)."""
+    sources: list[PrecedentSource] = [site.precedents] if site is not None else []
+    if examples:
+        curated, vectors = load_examples()
+        sources.append(
+            ExampleSource(
+                LazyEmbedder(),
+                curated,
+                vectors,
+                provider=site.examples if site is not None else None,
+                min_confidence=min_confidence,
+                cache_path=cache_path,
+            )
+        )
+    return ChainedSources(sources) if sources else None
+
+
+def example_source(sources: PrecedentSource | None) -> ExampleSource | None:
+    """The example source among `sources` (a chain or one source), if there is one."""
+    chain = sources.sources if isinstance(sources, ChainedSources) else (sources,)
+    return next((s for s in chain if isinstance(s, ExampleSource)), None)
+
+
+def learned_uses(enabled: bool, sources: PrecedentSource | None) -> LearnedUses | None:
+    """The learned use source (engine.use_model), sharing the example source's embedder and cache when that
+    source is on, so a context both read is embedded once; none when turned off or no use model is shipped."""
+    model = UseModel.load(shipped_use_model()) if enabled else None
+    if model is None:
+        return None
+    examples = example_source(sources)
+    if examples is None:
+        return LearnedUses(LazyEmbedder(), model)
+    return LearnedUses(examples.embedder, model, examples.cache)
+
+
 def load_detector(config: PipelineConfig) -> Detector:
     return Detector(load_vocabularies(list(config.vocabularies) or [shipped_vocabularies()]))
 
@@ -166,12 +250,13 @@ async def open_pipeline(
     detector: Detector | None = None,
     router: BackendRouter | None = None,
     *,
-    precedents: PrecedentSource | None = None,
+    site: SiteSources | None = None,
     needs_model: str | None = None,
 ) -> AsyncIterator[Analyzer]:
-    """An Analyzer for the configuration; the model clients and the answer cache it opened are closed on exit.
+    """An Analyzer for the configuration; the model clients, the answer cache and the embedding cache it opened
+    are closed on exit.
 
-    `router` replaces the configured models (tests pass a scripted backend here); `precedents` are a site's
+    `router` replaces the configured models (tests pass a scripted backend here); `site` gives a site's own
     verdict sources (`unerase analyze --site`); `needs_model` says how to name a missing model in the caller's
     terms (the command line's `--model`)."""
     made: list[LLMBackend] = []
@@ -186,12 +271,25 @@ async def open_pipeline(
     analyzer_config = AnalyzerConfig(
         mode=config.mode, concurrency=config.concurrency, timeout=config.timeout, threshold=config.threshold
     )
+    sources = verdict_sources(
+        examples=config.examples,
+        min_confidence=config.examples_min_confidence,
+        cache_path=Path(config.embeddings) if config.embeddings else default_cache_dir() / EMBEDDINGS_FILE,
+        site=site,
+    )
     try:
         yield Analyzer(
-            detector or load_detector(config), router, cache=cache, config=analyzer_config, precedents=precedents
+            detector or load_detector(config),
+            router,
+            cache=cache,
+            config=analyzer_config,
+            precedents=sources,
+            use_source=learned_uses(config.learned_uses, sources),
         )
     finally:
         for backend in made:
             await backend.aclose()
         if cache is not None:
             cache.close()
+        if (examples := example_source(sources)) is not None:
+            examples.close()

@@ -156,8 +156,10 @@ def test_analyze_jsonl_runs_records_concurrently_in_input_order(
     assert code == 3 and "15 records analysed, 5 with errors" in err
     assert [r["id"] for r in results] == list(range(20))
     labels = [r.get("decision", {}).get("label") or r["error"]["code"] for r in results[:4]]
-    assert labels == ["flagged", "not_flagged", "invalid-text", "needs_review"]
+    assert labels == ["flagged", "not_flagged", "invalid-text", "flagged"]
     assert results[0]["hits"][0]["verdict"]["status"] == "contentious"
+    # the ambiguous "crippled" is decided from the labelled examples, as the web app decides it
+    assert results[3]["hits"][0]["verdict"]["decided_by"] == "examples"
 
 
 def test_detect_jsonl_a_line_nested_too_deeply_is_its_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -295,7 +295,7 @@ def test_a_sites_precedents_are_not_shared_with_workers(tmp_path: Path) -> None:
     source = corpus(tmp_path / "in.jsonl", count=3)
     args = build_parser().parse_args(["analyze", "--input", str(source), "--vocab", VOCAB, "--jobs", "2"])
     with pytest.raises(UneraseError, match="--jobs with --site is not supported"):
-        cmd_analyze(args, None, precedents=object())  # type: ignore[arg-type]
+        cmd_analyze(args, None, site=object())  # type: ignore[arg-type]
 
 
 def test_shards_check_accepts_the_whole_set_and_names_what_is_wrong(

@@ -32,7 +32,7 @@ import pytest
 from engine.cli import main
 from engine.labelled import Columns, LabelledFileError, Labels, parse_labelled
 
-from .support.labelled import ROWS, VOCAB, fixture_csv
+from .support.labelled import RULES_ONLY, ROWS, VOCAB, fixture_csv
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +51,7 @@ def fixture_jsonl(tmp_path: Path) -> Path:
 
 
 def run_eval(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
-    code = main(["eval", *args, "--vocab", VOCAB, "--no-cache", "--json"])
+    code = main(["eval", *args, "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--json"])
     out, err = capsys.readouterr()
     return code, (json.loads(out) if out.strip() else {}), err
 
@@ -159,7 +159,7 @@ def test_worst_errors_show_the_texts(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_text_output_names_the_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang"])
+    code = main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang"])
     out, _ = capsys.readouterr()
     assert code == 0
     assert "precision      66.7%" in out
@@ -203,7 +203,7 @@ def test_compare_two_vocabularies(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "unsupported-language" in second["failures"][0]["message"]
     assert second["overall"]["deferral_rate"] == 0.0
     assert first["overall"]["deferral_rate"] == 0.3
-    args = ["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang"]
+    args = ["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang"]
     code = main([*args, "--compare", str(other)])
     out, _ = capsys.readouterr()
     assert code == 0
@@ -215,7 +215,7 @@ def test_compare_two_vocabularies(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def error_of(capsys: pytest.CaptureFixture[str], path: Path, *args: str) -> str:
-    code = main(["eval", str(path), "--vocab", VOCAB, "--no-cache", *args])
+    code = main(["eval", str(path), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, *args])
     out, err = capsys.readouterr()
     assert code == 2 and not out
     return err

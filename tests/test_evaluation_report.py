@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.labelled import VOCAB, fixture_csv
+from tests.support.labelled import RULES_ONLY, VOCAB, fixture_csv
 from web.cli import main
 
 
@@ -25,7 +25,7 @@ def self_contained(html: str) -> None:
 
 def test_eval_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "report.html"
-    args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang"]
+    args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang"]
     code = main(["eval", *args, "--group-column", "src", "--term-column", "terms", "--report", str(target)])
     _, err = capsys.readouterr()
     assert code == 0 and f"report written to {target}" in err
@@ -40,7 +40,7 @@ def test_eval_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_audit_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "audit.html"
-    code = main(["audit", "--lang", "en", "--lang", "fr", "--vocab", VOCAB, "--no-cache", "--report", str(target)])
+    code = main(["audit", "--lang", "en", "--lang", "fr", "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--report", str(target)])
     capsys.readouterr()
     assert code == 0
     html = target.read_text(encoding="utf-8")
@@ -53,7 +53,7 @@ def test_audit_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_report_without_the_web_layer_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from engine.cli import main as engine_main
 
-    code = engine_main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--report", str(tmp_path / "r.html")])
+    code = engine_main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, *RULES_ONLY, "--report", str(tmp_path / "r.html")])
     _, err = capsys.readouterr()
     assert code == 2 and "--report needs the web package" in err
 
@@ -77,7 +77,7 @@ def test_eval_with_a_sites_term_rules(
         with Session(_sites().store.engine) as session:
             session.add(SiteTermRule(site_key=key, term_id="en-faggot#fag", rule="exclude", moderator="test"))
             session.commit()
-        args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang", "--json"]
+        args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang", "--json"]
         assert main(["eval", *args]) == 0
         plain = json.loads(capsys.readouterr().out)
         assert main(["eval", *args, "--site", key]) == 0
@@ -95,7 +95,7 @@ def test_compare_report_shows_the_change(tmp_path: Path, capsys: pytest.CaptureF
     strict = tmp_path / "strict.toml"
     strict.write_text("threshold = 0.95\n", encoding="utf-8")  # vocabulary-only confidence is at most 0.9
     target = tmp_path / "compare.html"
-    args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", "--lang-column", "lang"]
+    args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang"]
     assert main(["eval", *args, "--compare", str(strict), "--report", str(target)]) == 0
     capsys.readouterr()
     html = target.read_text(encoding="utf-8")

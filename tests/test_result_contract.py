@@ -2,7 +2,8 @@
 result document, a line of `unerase batch` and a line of the web app's batch results say the same about one
 text — language, mode, models, hits with their spans and verdicts, targeting, explanation, decision, errors.
 
-All four run in vocabulary-only mode on the fixture vocabulary, so they are the same method on the same text.
+All four run in vocabulary-only mode on the fixture vocabulary with the sources a server runs by default (the
+labelled examples, the learned uses), so they are the same method on the same text.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from web.store import Store
 from .support.paths import FIXTURES
 from .webapp import client
 
-# an unambiguous slur, a quoted word (a mention) and an ambiguous word nothing can decide without a model
+# an unambiguous slur, a quoted word (a mention) and an ambiguous word the labelled examples decide
 TEXT = 'What a faggot he is. He wrote "junkie" in quotes and spoke of a crippled economy.'
 VOCAB = str(FIXTURES / "vocab")
 # what the API document says about the hit's issue, and the rules' first reading of its use: a record leaves
@@ -82,19 +83,19 @@ def test_the_cli_the_api_and_both_batches_give_one_result(
     source.write_text(json.dumps({"id": "post-1", "text": TEXT, "lang": "en"}) + "\n", encoding="utf-8")
     (batch,) = cli_json(capsys, "batch", str(source))
     (many,) = cli_json(capsys, "analyze", "--input", str(source))
-    with client(tmp_path) as api:
+    with client(tmp_path, examples_enabled=True, learned_uses_enabled=True) as api:
         created = api.post("/api/v1/analyses", json={"text": TEXT, "lang": "en"})
         assert created.status_code == 201, created.text
         document = api.get(f"/api/v1/analyses/{created.json()['id']}").json()
         web_batch = web_batch_line(api)
 
-    # the text was analysed for real: a flagging slur, a quoted mention, an ambiguous word left undecided
+    # the text was analysed for real: a flagging slur, a quoted mention, an ambiguous word decided by the examples
     hits = {hit["surface"]: hit for hit in document["hits"]}
     assert list(hits) == ["faggot", "junkie", "crippled"]
     assert all(TEXT[h["start"] : h["end"]] == surface for surface, h in hits.items())
     assert hits["faggot"]["verdict"]["status"] == "contentious" and hits["faggot"]["verdict"]["use"] == "attack"
     assert hits["junkie"]["verdict"]["use"] == "quoted"
-    assert hits["crippled"]["verdict"]["status"] == "undetermined"
+    assert hits["crippled"]["verdict"]["decided_by"] == "examples"
     assert document["decision"]["label"] == "flagged" and document["models"] == ["none"]
 
     expected = shared(document)

@@ -307,11 +307,19 @@ def _with_site(command: Any, analyze: bool) -> Any:
         scope = sites.scope(site.key)
         if not analyze:
             return int(command(args, scope))
-        from web.services import verdict_sources
+        from engine.pipeline import SiteSources
+        from web.precedents import DatabaseExamples, DatabasePrecedents
 
         args.mode = args.mode or site.mode
         args.threshold = site.threshold if args.threshold is None else args.threshold
-        return int(command(args, scope, verdict_sources(get_settings(), sites.store.engine)))
+        # the server's sources, unless turned off here too
+        settings = get_settings()
+        args.no_examples = args.no_examples or not settings.examples_enabled
+        args.no_learned_uses = args.no_learned_uses or not settings.learned_uses_enabled
+        if args.examples_min_confidence is None:
+            args.examples_min_confidence = settings.examples_min_confidence
+        database = sites.store.engine
+        return int(command(args, scope, SiteSources(DatabasePrecedents(database), DatabaseExamples(database))))
 
     return run
 

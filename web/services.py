@@ -10,17 +10,16 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from engine import pipeline
 from engine.analysis import Analyzer, AnalyzerConfig, BackendRouter
 from engine.cache import SQLiteCache
 from engine.detector import Detector, clean_text
-from engine.embeddings import LazyEmbedder
 from engine.errors import InputTooLarge, InvalidText, UneraseError, UnsupportedLanguage
 from engine.llm.backend import LLMBackend
 from engine.llm.factory import make_backend
-from engine.precedents import ChainedSources, PrecedentSource
-from engine.sense_examples import ExampleSource
-from engine.sense_examples import load_examples as load_sense_examples
-from engine.use_model import LearnedUses, UseModel, shipped_use_model
+from engine.pipeline import SiteSources, example_source
+from engine.precedents import ChainedSources
+from engine.use_model import LearnedUses
 from engine.vocabulary.loader import load_vocabularies
 from web.analysis_log import new_node_id
 from web.answer_cache import DatabaseCache
@@ -61,38 +60,29 @@ def build_router(settings: Settings) -> BackendRouter:
 
 
 def verdict_sources(settings: Settings, database: Engine, site_examples: bool = True) -> ChainedSources:
-    """What decides ambiguous hits before the model, in order: moderators' earlier verdicts on posts sharing
-    words (cheap, strict), then the labelled examples compared by embeddings (curated sentences and every
-    moderator verdict). The embedding model starts loading now, in the background."""
-    sources: list[PrecedentSource] = [DatabasePrecedents(database)]
-    if settings.examples_enabled:
-        curated, vectors = load_sense_examples()
-        source = ExampleSource(
-            LazyEmbedder(),
-            curated,
-            vectors,
-            provider=DatabaseExamples(database) if site_examples else None,
-            min_confidence=settings.examples_min_confidence,
-            cache_path=settings.data_dir / "embeddings.sqlite",
-        )
-        source.start()
-        sources.append(source)
-    return ChainedSources(sources)
+    """What decides ambiguous hits before the model (engine.pipeline.verdict_sources): moderators' earlier
+    verdicts on posts sharing words, then the labelled examples compared by embeddings (curated sentences and,
+    with `site_examples`, every moderator verdict). The embedding model starts loading now, in the background."""
+    site = SiteSources(DatabasePrecedents(database), DatabaseExamples(database) if site_examples else None)
+    sources = pipeline.verdict_sources(
+        examples=settings.examples_enabled,
+        min_confidence=settings.examples_min_confidence,
+        cache_path=settings.data_dir / pipeline.EMBEDDINGS_FILE,
+        site=site,
+    )
+    assert sources is not None  # the site's precedents are always there
+    if (examples := example_source(sources)) is not None:
+        examples.start()
+    return sources
 
 
 def learned_uses(settings: Settings, sources: ChainedSources) -> LearnedUses | None:
-    """The learned use source (engine.use_model), sharing the example source's embedding cache when that source is
-    on, so a context both read is embedded once (the model itself is one per process); none when it is turned off
-    or no use model is shipped."""
-    model = UseModel.load(shipped_use_model()) if settings.learned_uses_enabled else None
-    if model is None:
-        return None
-    examples = next((s for s in sources.sources if isinstance(s, ExampleSource)), None)
-    if examples is None:
-        embedder = LazyEmbedder()
-        embedder.start()
-        return LearnedUses(embedder, model)
-    return LearnedUses(examples.embedder, model, examples.cache)
+    """The learned use source (engine.pipeline.learned_uses), its embedding model loading now when it has one of
+    its own (it shares the example source's when that source is on)."""
+    source = pipeline.learned_uses(settings.learned_uses_enabled, sources)
+    if source is not None:
+        source.start()
+    return source
 
 
 @dataclass
@@ -177,10 +167,8 @@ class Services:
             await model.aclose()
         if self.shared is not None:
             await self.shared.aclose()
-        sources = self.analyzer.precedents
-        for source in sources.sources if isinstance(sources, ChainedSources) else ():
-            if isinstance(source, ExampleSource):
-                source.close()
+        if (examples := example_source(self.analyzer.precedents)) is not None:
+            examples.close()
         await asyncio.to_thread(self.store.engine.dispose)
 
     @property

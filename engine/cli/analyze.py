@@ -39,7 +39,7 @@ from engine.cli.shard import Shard
 from engine.detector import Detector
 from engine.errors import UneraseError
 from engine.events import Decision, Event, Explanation, HitFound, Verdict
-from engine.precedents import PrecedentSource
+from engine.pipeline import SiteSources
 from engine.result import summary
 from engine.scope import Scope
 from engine.vocabulary.model import Vocabulary
@@ -56,8 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_corpus_arguments(parser)
 
 
-def cmd_analyze(args: argparse.Namespace, scope: Scope | None = None, precedents: PrecedentSource | None = None) -> int:
-    """`scope` and `precedents`: a site's term rules and its verdict sources (`unerase analyze --site KEY`)."""
+def cmd_analyze(args: argparse.Namespace, scope: Scope | None = None, site: SiteSources | None = None) -> int:
+    """`scope` and `site`: a site's term rules and its own verdict sources (`unerase analyze --site KEY`)."""
     jobs, shard = corpus_options(args)
     detector = Detector(vocabulary(args.vocab))
     if args.input:
@@ -65,21 +65,21 @@ def cmd_analyze(args: argparse.Namespace, scope: Scope | None = None, precedents
     elif args.text is None:
         raise UneraseError('give a text ("unerase analyze \\"some text\\"") or --input FILE.jsonl')
     if jobs > 1:
-        if precedents is not None:
+        if site is not None:
             # a site's precedents are read from the web app's database through a connection no worker can share
             raise UneraseError("--jobs with --site is not supported; run the site's analyses with --jobs 1")
         return _analyze_in_pool(args, detector.vocabulary, scope, shard, jobs)
-    return asyncio.run(_analyze(args, detector, scope, precedents, shard))
+    return asyncio.run(_analyze(args, detector, scope, site, shard))
 
 
 async def _analyze(
     args: argparse.Namespace,
     detector: Detector,
     scope: Scope | None,
-    precedents: PrecedentSource | None,
+    site: SiteSources | None,
     shard: Shard | None,
 ) -> int:
-    async with open_analyzer(args, detector, precedents) as analyzer:
+    async with open_analyzer(args, detector, site) as analyzer:
         if not args.input:
             await _run_one(analyzer, args, sys.stdout, scope)
             return 0

@@ -17,8 +17,8 @@ from engine.detector import Detector
 from engine.errors import UneraseError
 from engine.jsonlines import UnreadableLine, parse_line
 from engine.paths import shipped_vocabularies
-from engine.pipeline import PipelineConfig, open_pipeline
-from engine.precedents import PrecedentSource
+from engine.pipeline import PipelineConfig, SiteSources, open_pipeline
+from engine.sense_examples import MIN_CONFIDENCE
 from engine.vocabulary.loader import load_vocabularies
 from engine.vocabulary.model import Vocabulary
 
@@ -72,6 +72,17 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="model calls (and records) in flight")
     parser.add_argument("--cache", help="SQLite file for cached model answers (default in the cache folder)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write cached model answers")
+    parser.add_argument(
+        "--no-examples", action="store_true", help="do not decide ambiguous hits from labelled examples (embeddings)"
+    )
+    parser.add_argument(
+        "--examples-min-confidence",
+        type=float,
+        help=f"confidence below which the examples leave an ambiguous hit undecided (default {MIN_CONFIDENCE})",
+    )
+    parser.add_argument(
+        "--no-learned-uses", action="store_true", help="read quoted, reported and reclaimed uses by the rules alone"
+    )
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,13 +109,14 @@ def check_concurrency(args: argparse.Namespace) -> None:
 
 
 def open_analyzer(
-    args: argparse.Namespace, detector: Detector, precedents: PrecedentSource | None = None
+    args: argparse.Namespace, detector: Detector, site: SiteSources | None = None
 ) -> contextlib.AbstractAsyncContextManager[Analyzer]:
-    """An Analyzer set up from `add_backend_arguments` options; its backend and cache are closed on exit."""
+    """An Analyzer set up from `add_backend_arguments` options (with a site's own verdict sources when given);
+    its backend and caches are closed on exit."""
     return open_pipeline(
         PipelineConfig.from_args(args),
         detector,
-        precedents=precedents,
+        site=site,
         needs_model="--model (a .gguf file or a model name)",
     )
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 VOCAB = str(Path(__file__).resolve().parent.parent / "fixtures" / "vocab")
+# the figures the evaluation tests compute by hand are those of the vocabulary and the use rules alone: the
+# labelled examples and the learned uses (on by default) decide some rows otherwise (tests/test_cli_sources.py)
+RULES_ONLY = ("--no-examples", "--no-learned-uses")
 
 ROWS = [
     ("what a fag he is", "1", "en", "forum", "fag", "7-10"),
