@@ -138,6 +138,7 @@ GROUPS = (
     "thirteenth held-out",
     "fourteenth held-out",
     "fifteenth held-out",
+    "sixteenth held-out",
 )
 GROUP_OF_FILE = {name: GROUPS[2 + n] for n, name in enumerate(HELD_OUT_FILES)}
 

@@ -93,6 +93,10 @@ CONTEXT = 400  # characters read on each side of a hit at most
 SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
+COMPOUND_HEAD = 5  # "notulen", "register": a document word this long ends compounds that name documents
+NUMBER = "#"
+_AGE = re.compile(r"\s*,\s*(\d{2})\s*[,.;:)]")  # "Ouwe homo, 58, Zwolle": an age set off by commas  # in `self_reference.opening.ages`: any number ("since #", "de # ans")
+OPENING_WORDS = 5  # the writer's age or place follows a post's opening word this closely ("Terrona a Torino dal 2009")
 # an attack_before_quote cue starting with "^" counts only when it opens the sentence: Dutch "die" is "those"
 # there ('Die "mongolen" van het tehuis ...') but a relative pronoun inside one ('de jongen die "flikker" riep')
 SENTENCE_START = "^"
@@ -193,6 +197,7 @@ class UseRules:
     speech: _Speech | None = None  # indirect speech: "he told the class that ..."
     replies: _Replies | None = None  # another user's post quoted in a reply: "> ...", "Dave wrote: ..."
     group_names: _GroupNames | None = None  # "the Raging Fruitcakes": a capital the vocabulary does not write
+    inscriptions: _Phrases = _Phrases()  # "sprayed NO … across the glass": words in capitals written somewhere
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -257,6 +262,7 @@ class UseRules:
             speech,
             _Replies.from_dict(data.get("replies"), where, speech.writer if speech is not None else frozenset()),
             _GroupNames.from_dict(data.get("group_names"), where),
+            _phrases(data.get("inscriptions"), "inscriptions", where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -319,6 +325,7 @@ class UseRules:
         if self.self_reference is not None and (nearest is None or nearest.kind != "attack"):
             clause = text[hit.end : right].split(",", 1)[0]
             marker = self.self_reference.marker(before, _words(clause)[: self.self_reference.words])
+            marker = marker or self.self_reference.opening(text, hit, left, right)
             if marker:
                 return UseReading("reclaimed", marker)
         quotation = self._quoted(text, hit.start, hit.end)
@@ -349,6 +356,9 @@ class UseRules:
         stance = self.stance.find(before + following)
         if stance:
             return UseReading("attack", stance)  # "I'm not racist, but ...": evidence the learned source keeps
+        inscription = self._inscription(text, hit, left, right, before + after)
+        if inscription and not self._writers_own(before + after) and not self._endorsements.find(following):
+            return UseReading("quoted", inscription)  # "Someone sprayed NO … across the bus shelter"
         frame = self.frames.find(before)
         if frame:
             return UseReading("reported", frame)  # "according to the police, the man shouted ..."
@@ -363,6 +373,30 @@ class UseRules:
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
+
+    def _writers_own(self, sentence: list[str]) -> bool:
+        """Whether the writer stands in the sentence: one of `own_words` ("my sign"), or a word of the writer's
+        (`speech.writer`, `self_reference.first_person`: "I painted …")."""
+        mine = self.speech.writer if self.speech is not None else frozenset()
+        if self.self_reference is not None:
+            mine = mine | self.self_reference.pronouns
+        return bool(self.own_words.find(sentence)) or not mine.isdisjoint(sentence)
+
+    def _inscription(self, text: str, hit: Hit, left: int, right: int, sentence: list[str]) -> str:
+        """The cue ("in capitals: sprayed") when the hit is a word in capitals beside another, in a sentence that
+        also has words in lower case, and names writing on a wall, a sign or a placard (`inscriptions`): the
+        writer copies what was written ("" when not)."""
+        if not self.inscriptions or not _capitals(text[hit.start : hit.end]):
+            return ""
+        words = re.findall(r"\w+", text[left:right])
+        if not any(w.islower() for w in words):
+            return ""  # a sentence all in capitals is how its writer types, not a copy of a sign
+        beside = re.findall(r"\w+", text[max(left, hit.start - 30) : hit.start])[-1:]
+        beside += re.findall(r"\w+", text[hit.end : min(right, hit.end + 30)])[:1]
+        if not any(_capitals(w) for w in beside):
+            return ""
+        found = self.inscriptions.find(sentence)
+        return f"in capitals: {found}" if found else ""
 
     def _quoted_post(self, text: str, post: tuple[int, int, str]) -> UseReading:
         """Another user's post quoted in a reply is quoted, whatever its own words say, unless the reply after it
@@ -492,6 +526,7 @@ class _Sources:
     eras: _Phrases
     before_year: int
     entries: tuple[tuple[str, ...], ...] = ()  # "Lot 117: ...": a catalogue entry opens the sentence
+    compounds: bool = False  # German, Dutch: a compound ending in a document word is one ("Armenhausregister")
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Sources | None:
@@ -506,16 +541,26 @@ class _Sources:
         def phrases(key: str) -> _Phrases:
             return _phrases(data.get(key), f"sources.{key}", where)
 
-        return cls(phrases("documents"), phrases("eras"), year, phrases("entries").words)
+        return cls(
+            phrases("documents"), phrases("eras"), year, phrases("entries").words, _flag(data, "compounds", where)
+        )
 
     def named(self, before: list[str], sentence: str) -> str:
         """The document phrase that names an old source before the hit ("" when none does)."""
-        document = self.documents.find(before)
+        document = self.documents.find(before) or self._compound(before)
         if not document:
             return ""
         if any(int(m.group(1)) < self.before_year for m in _YEAR.finditer(sentence)):
             return document
         return document if self.eras.find(_words(sentence)) else ""
+
+    def _compound(self, before: list[str]) -> str:
+        """A compound whose last part is a one-word document of COMPOUND_HEAD letters or more ("raadsnotulen",
+        "armenhausregister"), where the language writes compounds as one word ("" when none)."""
+        if not self.compounds:
+            return ""
+        heads = [p[0] for p in self.documents.words if len(p) == 1 and len(p[0]) >= COMPOUND_HEAD]
+        return next((w for w in before for h in heads if len(w) > len(h) + 2 and w.endswith(h)), "")
 
     def dated_heading(self, before: str) -> str:
         """The year of a short heading that opens the hit's sentence and ends in a colon before the hit, when it is
@@ -578,11 +623,15 @@ class _GroupNames:
 
 @dataclass(frozen=True, slots=True)
 class _SelfReference:
-    """ "As X, we ...": one of `as` right before the hit, one of `first_person` in the rest of its clause."""
+    """ "As X, we ...": one of `as` right before the hit, one of `first_person` in the rest of its clause. And
+    `opening`: a post (or a line) that opens with the hit and at once says the writer's age, place or "here" ("Old
+    crone here, …", "Ouwe homo, 58, Zwolle")."""
 
     markers: tuple[tuple[str, ...], ...]
     pronouns: frozenset[str]
     words: int  # the pronoun comes within this many words of the hit
+    here: tuple[tuple[str, ...], ...] = ()  # "here": right after the hit's words, closing its clause
+    ages: tuple[tuple[str, ...], ...] = ()  # "since #", "of # years": "#" a number, within OPENING_WORDS of the hit
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
@@ -594,13 +643,49 @@ class _SelfReference:
         pronouns = _word_set(data["first_person"], "self_reference.first_person", where)
         if any(not m for m in markers) or not pronouns:
             raise UseRulesError(f"{where}: self_reference: a phrase has no word")
-        return cls(markers, pronouns, _number(data, "words", 2, (1, 8), f"{where}: self_reference"))
+        opening = data.get("opening")
+        if opening is not None and (not isinstance(opening, dict) or not (opening.get("here") or opening.get("ages"))):
+            raise UseRulesError(f"{where}: self_reference.opening: expected a mapping with the lists here or ages")
+        opening = opening or {}
+        here = _phrases(opening.get("here"), "self_reference.opening.here", where).words
+        ages = tuple(
+            tuple(w for part in p.split() for w in ([NUMBER] if part == NUMBER else _words(part)))
+            for p in _texts(opening.get("ages") or [], "self_reference.opening.ages", where)
+        )
+        if any(not a or NUMBER not in a for a in ages):
+            raise UseRulesError(f"{where}: self_reference.opening.ages: each phrase needs the number mark {NUMBER}")
+        words = _number(data, "words", 2, (1, 8), f"{where}: self_reference")
+        return cls(markers, pronouns, words, here, ages)
 
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
         said = next((m for m in self.markers if tuple(before[-len(m) :]) == m), None)
         pronoun = next((w for w in clause if w in self.pronouns), None)
         return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
+
+    def opening(self, text: str, hit: Hit, left: int, right: int) -> str:
+        """The cue ("opens the post: … here") when the hit opens the post or one of its lines (at most two words
+        before it in that sentence) and is followed by `here` closing its clause, by an age set off by commas
+        ("…, 58,"), or within OPENING_WORDS words by a phrase of `ages` ("since 2009", "de 58 ans")."""
+        if not (self.here or self.ages) or (left > 0 and text[:left].rstrip(" \t")[-1:] not in ("", "\n")):
+            return ""
+        if len(_words(text[left : hit.start])) > 2:
+            return ""
+        following = text[hit.end : right]
+        age = _AGE.match(following)
+        if age:
+            return f"opens the post: … {age.group(1)}"
+        after = _words(following)[:OPENING_WORDS]
+        numbered = f" {' '.join(NUMBER if w.isdigit() else w for w in after)} "
+        for phrase in self.ages:
+            if f" {' '.join(phrase)} " in numbered:
+                return "opens the post: … " + " ".join(phrase)
+        clause = re.split(r"[,.:;!?]", following, maxsplit=1)[0]
+        last = _words(clause)[-2:]
+        for phrase in self.here:
+            if len(_words(clause)) <= OPENING_WORDS and tuple(last[-len(phrase) :]) == phrase:
+                return "opens the post: … " + " ".join(phrase)
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -783,6 +868,11 @@ def _texts(value: Any, key: str, where: str) -> list[str]:
         if isinstance(item, bool):
             raise UseRulesError(f"{where}: {key}: {item!r} is not a phrase (quote on, off, yes and no)")
     return [str(item) for item in value]
+
+
+def _capitals(word: str) -> bool:
+    """A word written in capitals: two letters or more, none of them lower case."""
+    return sum(c.isalpha() for c in word) >= 2 and word.isupper()
 
 
 def _flag(data: Mapping[str, Any], key: str, where: str) -> bool:

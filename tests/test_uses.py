@@ -775,6 +775,58 @@ def test_shapes_read_from_the_tenth_and_thirteenth_sets(language: str, text: str
     assert read(text, surface, language)[0] == use
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # quote pairs: „…" (a German low mark closed by a straight one)
+        ("de", 'Auf dem Zettel am Spind stand „Kanaken raus" in Filzstift, die Schulleitung ermittelt.', "Kanaken", "quoted"),
+        ("nl", 'Op de deur van het kantoor stond „mongolen" met stift, de politie is gebeld.', "mongolen", "quoted"),
+        # the speaker vouched for after a report or a quotation: an attack
+        ("en", "My uncle says the pikeys on the common nick everything. He knows what he's talking about.", "pikeys", "attack"),
+        ("fr", "Mon voisin dit que les romanichels du terrain volent tout. Il sait de quoi il parle.", "romanichels", "attack"),
+        ("nl", "Mijn buurman zegt dat de zigeuners op het veld alles stelen. Die kan het weten.", "zigeuners", "attack"),
+        ("el", "Ο θείος μου λέει ότι οι γύφτοι του καταυλισμού κλέβουν. Δίκιο έχει.", "γύφτοι", "attack"),
+        ("de", '„Der Stadtrat nannte die Neuen Wirtschaftsflüchtlinge." Treffender geht es nicht.', "Wirtschaftsflüchtlinge", "attack"),
+        # "I'm only repeating what they say" is the writer's stance
+        ("fr", "Je ne fais que répéter ce qu'on dit au marché : ce sont des romanichels, il faut fermer à clé.", "romanichels", "attack"),
+        # a post opening with the hit, then the writer's place or age
+        ("en", "Old crone here, seventy-nine, and the bus cuts mean I cannot get to the surgery.", "Old crone", "reclaimed"),
+        ("nl", "Ouwe taart, 74, Deventer. Zoekt iemand om mee te wandelen op zondag.", "Ouwe taart", "reclaimed"),
+        ("it", "Terrone a Milano dal 2011, e il bus notturno non passa mai.", "Terrone", "reclaimed"),
+        ("pt", "Sapatona de 45 anos, Braga, à procura de companhia para caminhadas.", "Sapatona", "reclaimed"),
+        # the same word opening a sentence that goes on about others stays an attack
+        ("en", "Pikeys, 20 of them, camped on the rec again last night.", "Pikeys", "attack"),
+        ("en", "Old crones here always moan about the buses.", "Old crones", "attack"),
+        # words in capitals written on a wall or a sign are copied: quoted; the writer's own sign stays an attack
+        ("en", "Someone has sprayed NO PIKEYS on the wall of the chip shop overnight.", "PIKEYS", "quoted"),
+        ("fr", "Quelqu'un a tagué DEHORS LES GITANS sur la porte du gymnase.", "GITANS", "quoted"),
+        ("it", "FROCI VIA, scritto col pennarello sul muro della palestra.", "FROCI", "quoted"),
+        ("en", "I painted NO PIKEYS on my gate and it stays.", "PIKEYS", "attack"),
+        ("en", "NO PIKEYS, NO TRAVELLERS, we have had enough of them on this estate.", "PIKEYS", "attack"),
+        # an old directory, a compound that names a register, a year of the 1970s
+        ("en", "The 1902 trade directory lists a mission to the Mohammedans of the docks.", "Mohammedans", "historical"),
+        ("de", "Im Armenhausregister von 1851 stehen viele als Landstreicher.", "Landstreicher", "historical"),
+        ("nl", "De raadsnotulen van 1971 noemen de zigeuners aan de Dijkweg.", "zigeuners", "historical"),
+    ],
+)
+def test_shapes_read_from_the_fourteenth_and_fifteenth_sets(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"self_reference": {"as": ["as"], "first_person": ["i"], "opening": ["here"]}}, "expected a mapping with"),
+        ({"self_reference": {"as": ["as"], "first_person": ["i"], "opening": {"ages": ["since"]}}}, "number mark #"),
+        ({"sources": {"documents": ["register"], "compounds": "yes"}}, "compounds: 'yes' is not true or false"),
+        ({"inscriptions": "sprayed"}, "inscriptions: expected a list of phrases"),
+    ],
+)
+def test_bad_rules_of_stop_27_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(UseRulesError, match=message):
+        UseRules.from_dict(data, "en", "use.yaml")
+
+
 def test_a_sentence_start_cue_is_read_from_the_rules() -> None:
     rules = UseRules.from_dict({"quotes": ['""'], "attack_before_quote": ["^those"]}, "en")
     hits = [h for h in detector_for("en").detect('Those "kikes" again.', "en").hits]
