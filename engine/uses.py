@@ -94,8 +94,8 @@ SHORT_QUOTE = 80  # characters: the longest stretch between single quotation mar
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
 COMPOUND_HEAD = 5  # "notulen", "register": a document word this long ends compounds that name documents
-NUMBER = "#"
-_AGE = re.compile(r"\s*,\s*(\d{2})\s*[,.;:)]")  # "Ouwe homo, 58, Zwolle": an age set off by commas  # in `self_reference.opening.ages`: any number ("since #", "de # ans")
+NUMBER = "#"  # in `self_reference.opening.ages`: any number ("since #", "de # ans")
+_AGE = re.compile(r"\s*,\s*(\d{2})\s*[,.;:)]")  # "Ouwe homo, 58, Zwolle": an age set off by commas
 OPENING_WORDS = 5  # the writer's age or place follows a post's opening word this closely ("Terrona a Torino dal 2009")
 # an attack_before_quote cue starting with "^" counts only when it opens the sentence: Dutch "die" is "those"
 # there ('Die "mongolen" van het tehuis ...') but a relative pronoun inside one ('de jongen die "flikker" riep')

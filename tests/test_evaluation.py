@@ -32,7 +32,7 @@ import pytest
 from engine.cli import main
 from engine.labelled import Columns, LabelledFileError, Labels, parse_labelled
 
-from .support.labelled import RULES_ONLY, ROWS, VOCAB, fixture_csv
+from .support.labelled import ROWS, RULES_ONLY, VOCAB, fixture_csv
 
 
 @pytest.fixture(autouse=True)
@@ -159,7 +159,9 @@ def test_worst_errors_show_the_texts(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_text_output_names_the_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang"])
+    code = main(
+        ["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang"]
+    )
     out, _ = capsys.readouterr()
     assert code == 0
     assert "precision      66.7%" in out

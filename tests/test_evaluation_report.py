@@ -40,7 +40,9 @@ def test_eval_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_audit_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "audit.html"
-    code = main(["audit", "--lang", "en", "--lang", "fr", "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--report", str(target)])
+    code = main(
+        ["audit", "--lang", "en", "--lang", "fr", "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--report", str(target)]
+    )
     capsys.readouterr()
     assert code == 0
     html = target.read_text(encoding="utf-8")
@@ -53,7 +55,9 @@ def test_audit_report_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_report_without_the_web_layer_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from engine.cli import main as engine_main
 
-    code = engine_main(["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, *RULES_ONLY, "--report", str(tmp_path / "r.html")])
+    code = engine_main(
+        ["eval", str(fixture_csv(tmp_path)), "--vocab", VOCAB, *RULES_ONLY, "--report", str(tmp_path / "r.html")]
+    )
     _, err = capsys.readouterr()
     assert code == 2 and "--report needs the web package" in err
 
@@ -77,7 +81,16 @@ def test_eval_with_a_sites_term_rules(
         with Session(_sites().store.engine) as session:
             session.add(SiteTermRule(site_key=key, term_id="en-faggot#fag", rule="exclude", moderator="test"))
             session.commit()
-        args = [str(fixture_csv(tmp_path)), "--vocab", VOCAB, "--no-cache", *RULES_ONLY, "--lang-column", "lang", "--json"]
+        args = [
+            str(fixture_csv(tmp_path)),
+            "--vocab",
+            VOCAB,
+            "--no-cache",
+            *RULES_ONLY,
+            "--lang-column",
+            "lang",
+            "--json",
+        ]
         assert main(["eval", *args]) == 0
         plain = json.loads(capsys.readouterr().out)
         assert main(["eval", *args, "--site", key]) == 0

@@ -779,18 +779,53 @@ def test_shapes_read_from_the_tenth_and_thirteenth_sets(language: str, text: str
     ("language", "text", "surface", "use"),
     [
         # quote pairs: „…" (a German low mark closed by a straight one)
-        ("de", 'Auf dem Zettel am Spind stand „Kanaken raus" in Filzstift, die Schulleitung ermittelt.', "Kanaken", "quoted"),
+        (
+            "de",
+            'Auf dem Zettel am Spind stand „Kanaken raus" in Filzstift, die Schulleitung ermittelt.',
+            "Kanaken",
+            "quoted",
+        ),
         ("nl", 'Op de deur van het kantoor stond „mongolen" met stift, de politie is gebeld.', "mongolen", "quoted"),
         # the speaker vouched for after a report or a quotation: an attack
-        ("en", "My uncle says the pikeys on the common nick everything. He knows what he's talking about.", "pikeys", "attack"),
-        ("fr", "Mon voisin dit que les romanichels du terrain volent tout. Il sait de quoi il parle.", "romanichels", "attack"),
-        ("nl", "Mijn buurman zegt dat de zigeuners op het veld alles stelen. Die kan het weten.", "zigeuners", "attack"),
+        (
+            "en",
+            "My uncle says the pikeys on the common nick everything. He knows what he's talking about.",
+            "pikeys",
+            "attack",
+        ),
+        (
+            "fr",
+            "Mon voisin dit que les romanichels du terrain volent tout. Il sait de quoi il parle.",
+            "romanichels",
+            "attack",
+        ),
+        (
+            "nl",
+            "Mijn buurman zegt dat de zigeuners op het veld alles stelen. Die kan het weten.",
+            "zigeuners",
+            "attack",
+        ),
         ("el", "Ο θείος μου λέει ότι οι γύφτοι του καταυλισμού κλέβουν. Δίκιο έχει.", "γύφτοι", "attack"),
-        ("de", '„Der Stadtrat nannte die Neuen Wirtschaftsflüchtlinge." Treffender geht es nicht.', "Wirtschaftsflüchtlinge", "attack"),
+        (
+            "de",
+            '„Der Stadtrat nannte die Neuen Wirtschaftsflüchtlinge." Treffender geht es nicht.',
+            "Wirtschaftsflüchtlinge",
+            "attack",
+        ),
         # "I'm only repeating what they say" is the writer's stance
-        ("fr", "Je ne fais que répéter ce qu'on dit au marché : ce sont des romanichels, il faut fermer à clé.", "romanichels", "attack"),
+        (
+            "fr",
+            "Je ne fais que répéter ce qu'on dit au marché : ce sont des romanichels, il faut fermer à clé.",
+            "romanichels",
+            "attack",
+        ),
         # a post opening with the hit, then the writer's place or age
-        ("en", "Old crone here, seventy-nine, and the bus cuts mean I cannot get to the surgery.", "Old crone", "reclaimed"),
+        (
+            "en",
+            "Old crone here, seventy-nine, and the bus cuts mean I cannot get to the surgery.",
+            "Old crone",
+            "reclaimed",
+        ),
         ("nl", "Ouwe taart, 74, Deventer. Zoekt iemand om mee te wandelen op zondag.", "Ouwe taart", "reclaimed"),
         ("it", "Terrone a Milano dal 2011, e il bus notturno non passa mai.", "Terrone", "reclaimed"),
         ("pt", "Sapatona de 45 anos, Braga, à procura de companhia para caminhadas.", "Sapatona", "reclaimed"),
@@ -804,7 +839,12 @@ def test_shapes_read_from_the_tenth_and_thirteenth_sets(language: str, text: str
         ("en", "I painted NO PIKEYS on my gate and it stays.", "PIKEYS", "attack"),
         ("en", "NO PIKEYS, NO TRAVELLERS, we have had enough of them on this estate.", "PIKEYS", "attack"),
         # an old directory, a compound that names a register, a year of the 1970s
-        ("en", "The 1902 trade directory lists a mission to the Mohammedans of the docks.", "Mohammedans", "historical"),
+        (
+            "en",
+            "The 1902 trade directory lists a mission to the Mohammedans of the docks.",
+            "Mohammedans",
+            "historical",
+        ),
         ("de", "Im Armenhausregister von 1851 stehen viele als Landstreicher.", "Landstreicher", "historical"),
         ("nl", "De raadsnotulen van 1971 noemen de zigeuners aan de Dijkweg.", "zigeuners", "historical"),
     ],
