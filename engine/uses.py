@@ -93,6 +93,7 @@ CONTEXT = 400  # characters read on each side of a hit at most
 SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
+NAMING_WORDS = 6  # "called the families on the old site a bunch of …": the named people take a few words
 COMPOUND_HEAD = 5  # "notulen", "register": a document word this long ends compounds that name documents
 NUMBER = "#"  # in `self_reference.opening.ages`: any number ("since #", "de # ans")
 _AGE = re.compile(r"\s*,\s*(\d{2})\s*[,.;:)]")  # "Ouwe homo, 58, Zwolle": an age set off by commas
@@ -346,6 +347,10 @@ class UseRules:
                 own = self._own_quotation(text, quotation, nearest)
                 if own:
                     return UseReading("attack", own)  # 'My sign: "..."', 'I told him "...". I stand by it.'
+            else:
+                agreed = self._endorsed_after(text, quotation)
+                if agreed:
+                    return UseReading("attack", agreed)  # '"Residents called them … at the meeting." Spot on.'
             return UseReading("quoted", "quotation marks")
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
@@ -439,6 +444,13 @@ class UseRules:
         if own or not self.stance:
             return own
         return self.stance.find(outside + _words(text[end : _sentence_end(text, end + 1)]))
+
+    def _endorsed_after(self, text: str, quotation: tuple[int, int]) -> str:
+        """The writer's endorsement (`after.attack`) after a quotation's closing mark, in its sentence or the next
+        ("" when none): the writer quoting words to agree with them, even a report ('"… called them …" Spot on.')."""
+        end = _sentence_end(text, quotation[1] + 1)
+        following = _words(text[quotation[1] + 1 : end]) + _words(text[end : _sentence_end(text, end + 1)])
+        return self._endorsements.find(following)
 
     # -- cues by the word next to the hit: a hit meets the few cues that could end there, not all of them ----------
     @cached_property
@@ -732,10 +744,10 @@ class _Speech:
 
     def named(self, clause: list[str]) -> str:
         """The verb ("called", "dà del") when someone else names people with the hit: one of `naming` ending within
-        WILDCARD_WORDS words before the hit in its clause, with no `writer` pronoun from three words before the verb
+        NAMING_WORDS words before the hit in its clause, with no `writer` pronoun from three words before the verb
         to the word after it ("I call them ...", "wie nennt man ..."): "" if none."""
         n = len(clause)
-        for end in range(n, max(0, n - WILDCARD_WORDS - 1), -1):
+        for end in range(n, max(0, n - NAMING_WORDS - 1), -1):
             for verb in self.naming.get(clause[end - 1], ()):
                 size = len(verb)
                 if end >= size and tuple(clause[end - size : end]) == verb:

@@ -847,6 +847,30 @@ def test_shapes_read_from_the_tenth_and_thirteenth_sets(language: str, text: str
         ),
         ("de", "Im Armenhausregister von 1851 stehen viele als Landstreicher.", "Landstreicher", "historical"),
         ("nl", "De raadsnotulen van 1971 noemen de zigeuners aan de Dijkweg.", "zigeuners", "historical"),
+        # someone else naming people a few words away, with more verbs; a quoted report agreed with; the word denied
+        ("en", "At the meeting the councillor called the new families a bunch of tinkers.", "tinkers", "reported"),
+        ("fr", "Les supporters traitaient notre gardien de macaque à chaque arrêt.", "macaque", "reported"),
+        ("pt", "O treinador teria chamado os juniores de mariquinhas no balneário.", "mariquinhas", "reported"),
+        ("el", "Ο προπονητής είπε τα παιδιά γυναικούλες μετά την ήττα.", "γυναικούλες", "reported"),
+        ("it", "Il bidello ha detto ritardato a Luca davanti alla classe.", "ritardato", "reported"),
+        (
+            "en",
+            '"The residents called the newcomers cockroaches at the meeting." Spot on, for once.',
+            "cockroaches",
+            "attack",
+        ),
+        (
+            "fr",
+            "Personne dans notre club n'est un infirme, nous sommes des joueurs en fauteuil.",
+            "infirme",
+            "reported",
+        ),
+        (
+            "de",
+            "Niemand in unserem Verein ist ein Invalide, wir fahren Rollstuhl und spielen Basketball.",
+            "Invalide",
+            "reported",
+        ),
     ],
 )
 def test_shapes_read_from_the_fourteenth_and_fifteenth_sets(language: str, text: str, surface: str, use: str) -> None:
