@@ -62,6 +62,10 @@ def inline_vocabulary(tmp_path: Path, language: str, terms: list[str]) -> Detect
         # long Dutch compound in an institution's name is a noun, not a surname
         ("de", "Ganz vorne stand TUNTEN WEG VON UNSEREN KINDERN.", [("TUNTEN", "de-tunte")]),
         ("nl", "Geopend als Provinciaal Krankzinnigengesticht.", [("Krankzinnigengesticht", "nl-krankzinnige")]),
+        # stop 27, found by the heldout16 writers: after an article a German noun before an institution's name is a
+        # noun, not a surname (a surname still is one: "Andreas Mohr", see the name cases)
+        ("de", "Er war Wärter im Irrenhaus Eichberg, bis 1938.", [("Irrenhaus", "de-irre")]),
+        ("de", "Das Irrenhaus Eichberg wurde 1849 gegründet.", [("Irrenhaus", "de-irre")]),
     ],
 )
 def test_title_case_and_sentence_starts_keep_their_hits(

@@ -68,6 +68,12 @@ TITLE_SMALL_WORDS: frozenset[str] = frozenset(
 # The longest vocabulary word a German unknown neighbour makes a surname (Buschmann: 9 letters); a longer one is a
 # compound noun beside a place or a firm (Irrenanstalt Eglfing, Kolonialwarenhandlung Gebr. Brandes).
 SURNAME_LETTERS = 10
+# German articles and their contractions with prepositions: a noun follows them, a surname hardly ever does
+ARTICLES: dict[str, frozenset[str]] = {
+    "de": frozenset(
+        "der die das dem den des ein eine einem einen einer eines im am vom zum zur beim ins ans aufs".split()
+    ),
+}
 
 # Languages that capitalize every noun: there a capital says nothing about names.
 NOUN_CAPITALIZING = frozenset({"de"})
@@ -288,6 +294,10 @@ class HeuristicNameFilter:
             # Every noun is capitalized: only a word the dictionary does not know, where its
             # capital is not owed to the start of a sentence, looks like a name; and only beside a
             # short word, as surnames are (Mohr, Heide), not a long compound (Irrenanstalt Eglfing, above).
+            # After an article the hit is a noun before an institution's or a place's name, not a surname
+            # ("im Irrenhaus Eichberg", "das Irrenhaus Eichberg").
+            if before is not None and before.text.lower() in ARTICLES.get(language, frozenset()):
+                return False
             return any(not sentence_initial(text, tokens, at) and self._unknown(t, language) for t, at in neighbours)
         if not term.ambiguous and _capitalized_run(text, tokens, first, last) >= 3:
             return False  # a title inside a sentence ("the novel Ten Little ... was renamed"), no name evidence
