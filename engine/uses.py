@@ -649,11 +649,11 @@ class _SelfReference:
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
         if data is None:
             return None
-        if not isinstance(data, dict) or not data.get("as") or not data.get("first_person"):
+        if not isinstance(data, dict) or (not (data.get("as") and data.get("first_person")) and "opening" not in data):
             raise UseRulesError(f"{where}: self_reference: expected a mapping with the lists as and first_person")
-        markers = tuple(tuple(_words(p)) for p in _texts(data["as"], "self_reference.as", where))
-        pronouns = _word_set(data["first_person"], "self_reference.first_person", where)
-        if any(not m for m in markers) or not pronouns:
+        markers = tuple(tuple(_words(p)) for p in _texts(data.get("as") or [], "self_reference.as", where))
+        pronouns = _word_set(data.get("first_person") or [], "self_reference.first_person", where)
+        if any(not m for m in markers) or bool(markers) != bool(pronouns):
             raise UseRulesError(f"{where}: self_reference: a phrase has no word")
         opening = data.get("opening")
         if opening is not None and (not isinstance(opening, dict) or not (opening.get("here") or opening.get("ages"))):
