@@ -6,8 +6,9 @@ Every corpus hit with a `status` (contentious / neutral: ambiguous terms only) b
 the files named in HELD_OUT_FILES (the fresh held-out sets): those are never shipped, and
 benchmarks/bench_precedents.py measures the shipped examples on them. Until stop 27 `held_out` also kept about 30 %
 of the other sentences apart (by a hash of the text); shipping them doubled the held-out hits decided at the same
-precision (docs/examples.md), so HELD_OUT_TENTHS is 0 now and the hash split is kept only for the benchmark's code. The embeddings file holds each example context's vector (float16) under its text key, so a process does
-not embed 600 sentences at start-up. `--check` exits 1 when the files are not what the corpora give now.
+precision (docs/examples.md), so HELD_OUT_TENTHS is 0 now and the hash split is kept only for the benchmark's code.
+The embeddings file holds each example context's vector (float16) under its text key, so a process does not embed
+900 sentences at start-up. `--check` exits 1 when the files are not what the corpora give now.
 """
 
 from __future__ import annotations
