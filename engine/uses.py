@@ -326,7 +326,7 @@ class UseRules:
         if self.self_reference is not None and (nearest is None or nearest.kind != "attack"):
             clause = text[hit.end : right].split(",", 1)[0]
             marker = self.self_reference.marker(before, _words(clause)[: self.self_reference.words])
-            marker = marker or self.self_reference.opening(text, hit, left, right)
+            marker = marker or self.self_reference.opening(text, hit, left, right, before, after)
             if marker:
                 return UseReading("reclaimed", marker)
         quotation = self._quoted(text, hit.start, hit.end)
@@ -538,7 +538,7 @@ class _Sources:
     eras: _Phrases
     before_year: int
     entries: tuple[tuple[str, ...], ...] = ()  # "Lot 117: ...": a catalogue entry opens the sentence
-    compounds: bool = False  # German, Dutch: a compound ending in a document word is one ("Armenhausregister")
+    compounds: re.Pattern[str] | None = None  # German, Dutch: a word ending in a document word ("Armenhausregister")
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Sources | None:
@@ -553,9 +553,12 @@ class _Sources:
         def phrases(key: str) -> _Phrases:
             return _phrases(data.get(key), f"sources.{key}", where)
 
-        return cls(
-            phrases("documents"), phrases("eras"), year, phrases("entries").words, _flag(data, "compounds", where)
-        )
+        documents = phrases("documents")
+        compounds = None
+        if _flag(data, "compounds", where):
+            heads = sorted({p[0] for p in documents.words if len(p) == 1 and len(p[0]) >= COMPOUND_HEAD}, key=len)
+            compounds = re.compile(r"\w{3,}(?:" + "|".join(map(re.escape, reversed(heads))) + ")")
+        return cls(documents, phrases("eras"), year, phrases("entries").words, compounds)
 
     def named(self, before: list[str], sentence: str) -> str:
         """The document phrase that names an old source before the hit ("" when none does)."""
@@ -569,10 +572,9 @@ class _Sources:
     def _compound(self, before: list[str]) -> str:
         """A compound whose last part is a one-word document of COMPOUND_HEAD letters or more ("raadsnotulen",
         "armenhausregister"), where the language writes compounds as one word ("" when none)."""
-        if not self.compounds:
+        if self.compounds is None:
             return ""
-        heads = [p[0] for p in self.documents.words if len(p) == 1 and len(p[0]) >= COMPOUND_HEAD]
-        return next((w for w in before for h in heads if len(w) > len(h) + 2 and w.endswith(h)), "")
+        return next((w for w in before if self.compounds.fullmatch(w)), "")
 
     def dated_heading(self, before: str) -> str:
         """The year of a short heading that opens the hit's sentence and ends in a colon before the hit, when it is
@@ -675,27 +677,31 @@ class _SelfReference:
         pronoun = next((w for w in clause if w in self.pronouns), None)
         return f"{' '.join(said)} … {pronoun}" if said and pronoun else ""
 
-    def opening(self, text: str, hit: Hit, left: int, right: int) -> str:
+    def opening(self, text: str, hit: Hit, left: int, right: int, before: list[str], after: list[str]) -> str:
         """The cue ("opens the post: … here") when the hit opens the post or one of its lines (at most two words
-        before it in that sentence) and is followed by `here` closing its clause, by an age set off by commas
-        ("…, 58,"), or within OPENING_WORDS words by a phrase of `ages` ("since 2009", "de 58 ans")."""
-        if not (self.here or self.ages) or (left > 0 and text[:left].rstrip(" \t")[-1:] not in ("", "\n")):
+        before it in that sentence: `before`) and is followed by `here` closing its clause, by an age set off by
+        commas ("…, 58,"), or within OPENING_WORDS words of `after` by a phrase of `ages` ("since 2009")."""
+        if not (self.here or self.ages) or len(before) > 2:
             return ""
-        if len(_words(text[left : hit.start])) > 2:
-            return ""
+        start = left
+        while start > 0 and text[start - 1] in " \t":
+            start -= 1
+        if start > 0 and text[start - 1] != "\n":
+            return ""  # the sentence does not open the post or a line
         following = text[hit.end : right]
         age = _AGE.match(following)
         if age:
             return f"opens the post: … {age.group(1)}"
-        after = _words(following)[:OPENING_WORDS]
-        numbered = f" {' '.join(NUMBER if w.isdigit() else w for w in after)} "
+        near = after[:OPENING_WORDS]
+        numbered = f" {' '.join(NUMBER if w.isdigit() else w for w in near)} "
         for phrase in self.ages:
             if f" {' '.join(phrase)} " in numbered:
                 return "opens the post: … " + " ".join(phrase)
-        clause = re.split(r"[,.:;!?]", following, maxsplit=1)[0]
-        last = _words(clause)[-2:]
+        if not any(phrase[-1] in near for phrase in self.here):
+            return ""
+        clause = _words(re.split(r"[,.:;!?]", following, maxsplit=1)[0])
         for phrase in self.here:
-            if len(_words(clause)) <= OPENING_WORDS and tuple(last[-len(phrase) :]) == phrase:
+            if len(clause) <= OPENING_WORDS and tuple(clause[-len(phrase) :]) == phrase:
                 return "opens the post: … " + " ".join(phrase)
         return ""
 
