@@ -28,7 +28,7 @@ from web.examples import load_examples
 
 EL_TERM = "λαθρομετανάστες"
 EL_TEXT = f"Η πλατεία της γειτονιάς μας έχει γεμίσει {EL_TERM} και κανείς από τον δήμο δεν κάνει τίποτα γι' αυτό."
-TWO_TERMS_TEXT = f"He says they have {TWO_TERMS[0]} to stay, and calls every mother on benefits a {TWO_TERMS[1]}."
+TWO_TERMS_TEXT = f"They have {TWO_TERMS[0]} to stay, and every mother on benefits is a {TWO_TERMS[1]}."
 
 # Without a model the confidence is a fixed number per rule, so the decision states no confidence at all.
 SEVERITY_WITHOUT_CONFIDENCE = re.compile(r"Severity: (none|slight|moderate|high) · targets: [^%]*$")

@@ -16,7 +16,7 @@ from e2e.conftest import NewPage, save_screenshot
 from e2e.support.demo import EN_TERM, EN_TEXT, TWO_TERMS, analyse, wait_until_done
 
 PHONE_WIDTHS = (320, 390, 768)
-SENTENCE = f"He says they have {TWO_TERMS[0]} to stay, and calls every mother on benefits a {TWO_TERMS[1]}."
+SENTENCE = f"They have {TWO_TERMS[0]} to stay, and every mother on benefits is a {TWO_TERMS[1]}."
 REPEATED = " ".join([SENTENCE] * 8)
 # A forum whose thread is a flex container: a flex item is as wide as its longest unbreakable word by default, so a
 # long source URL in an open widget would push the page wider than the phone.

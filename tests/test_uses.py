@@ -849,6 +849,19 @@ def test_shapes_read_from_the_tenth_and_thirteenth_sets(language: str, text: str
         ("nl", "De raadsnotulen van 1971 noemen de zigeuners aan de Dijkweg.", "zigeuners", "historical"),
         # someone else naming people a few words away, with more verbs; a quoted report agreed with; the word denied
         ("en", "At the meeting the councillor called the new families a bunch of tinkers.", "tinkers", "reported"),
+        # the demo's old example sentence: a report of the minister's naming, found by the browser tests
+        (
+            "en",
+            "The minister called every single mother on benefits a welfare queen who has never worked a day.",
+            "welfare queen",
+            "reported",
+        ),
+        (
+            "en",
+            "Every single mother on benefits is a welfare queen who has never worked a day.",
+            "welfare queen",
+            "attack",
+        ),
         ("fr", "Les supporters traitaient notre gardien de macaque à chaque arrêt.", "macaque", "reported"),
         ("pt", "O treinador teria chamado os juniores de mariquinhas no balneário.", "mariquinhas", "reported"),
         ("el", "Ο προπονητής είπε τα παιδιά γυναικούλες μετά την ήττα.", "γυναικούλες", "reported"),

@@ -8,7 +8,8 @@ import re
 from playwright.sync_api import Page, expect
 
 EN_TERM = "welfare queen"
-EN_TEXT = f"The minister called every single mother on benefits a {EN_TERM} who has never worked a day in her life."
+# the writer's own claim: "The minister called … a …" would be a report of the minister's naming, not flagged (docs/uses.md)
+EN_TEXT = f"Every single mother on benefits is a {EN_TERM} who has never worked a day in her life."
 TWO_TERMS = ("anchor babies", "welfare queen")
 
 PERMALINK = re.compile(r"/analyses/([0-9a-f]{32})$")  # no named group: Playwright hands it to JavaScript
