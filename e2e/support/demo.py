@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import Page, expect
 
 EN_TERM = "welfare queen"
-# the writer's own claim: "The minister called … a …" would be a report of the minister's naming, not flagged (docs/uses.md)
+# the writer's own claim: "The minister called … a …" reports the minister's naming, not flagged (docs/uses.md)
 EN_TEXT = f"Every single mother on benefits is a {EN_TERM} who has never worked a day in her life."
 TWO_TERMS = ("anchor babies", "welfare queen")
 
