@@ -379,13 +379,16 @@ class UseRules:
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
 
-    def _writers_own(self, sentence: list[str]) -> bool:
-        """Whether the writer stands in the sentence: one of `own_words` ("my sign"), or a word of the writer's
-        (`speech.writer`, `self_reference.first_person`: "I painted …")."""
+    @cached_property
+    def _writer_words(self) -> frozenset[str]:
+        """The writer's own words: `speech.writer` and `self_reference.first_person` ("I", "we", "ich")."""
         mine = self.speech.writer if self.speech is not None else frozenset()
-        if self.self_reference is not None:
-            mine = mine | self.self_reference.pronouns
-        return bool(self.own_words.find(sentence)) or not mine.isdisjoint(sentence)
+        return mine | self.self_reference.pronouns if self.self_reference is not None else mine
+
+    def _writers_own(self, sentence: list[str]) -> bool:
+        """Whether the writer stands in the sentence: one of `own_words` ("my sign"), or one of the writer's words
+        ("I painted …")."""
+        return bool(self.own_words.find(sentence)) or not self._writer_words.isdisjoint(sentence)
 
     def _inscription(self, text: str, hit: Hit, left: int, right: int, sentence: list[str]) -> str:
         """The cue ("in capitals: sprayed") when the hit is a word in capitals beside another, in a sentence that
@@ -622,7 +625,7 @@ class _GroupNames:
     def named(self, sentence: str, hit: Hit, offset: int, language: str) -> bool:
         """Whether `hit` (in `sentence`, which starts at `offset` in the text) is capitalized as a name."""
         surface = hit.surface
-        if not surface[:1].isupper() or (surface.isupper() and len(surface) > 1) or hit.term.literal[:1].isupper():
+        if not surface[:1].isupper() or _capitals(surface) or hit.term.literal[:1].isupper():
             return False
         if self.conventional.intersection(hit.issue.categories):
             return False
@@ -889,8 +892,8 @@ def _texts(value: Any, key: str, where: str) -> list[str]:
 
 
 def _capitals(word: str) -> bool:
-    """A word written in capitals: two letters or more, none of them lower case."""
-    return sum(c.isalpha() for c in word) >= 2 and word.isupper()
+    """A word written in capitals: two characters or more, no lower-case letter ("NO", not "A")."""
+    return len(word) > 1 and word.isupper()
 
 
 def _flag(data: Mapping[str, Any], key: str, where: str) -> bool:
