@@ -109,7 +109,10 @@ class KeyMaker:
             # ("geistig") is what the inflected forms in running text ("geistiger") reach.
             keys.append(fold(self.lemmatizer.lemmatize(token.lower(), language), language))
         alias = self.aliases.get(folded)
-        if alias is not None:
+        if alias is not None and not self.lemmatizer.is_known(token, language):
+            # Only for a spelling the dictionary does not know as written: "caméra" is a word of
+            # its own (lemma caméra), though its unaccented spelling is also a rare form of the
+            # verb "camer", whose participle "camée" is a vocabulary term.
             keys.append(alias)
         return tuple(dict.fromkeys(k for k in keys if k))
 
