@@ -93,14 +93,19 @@ CONTEXT = 400  # characters read on each side of a hit at most
 SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
+REPORTED_CUE = 4  # an attack cue this close after a report's "that" belongs to the reported words
+SUBJECT_WORDS = 3  # a report with no "that": the hit comes this many words after its subject at least
 NAMING_WORDS = 6  # "called the families on the old site a bunch of …": the named people take a few words
 COMPOUND_HEAD = 5  # "notulen", "register": a document word this long ends compounds that name documents
 NUMBER = "#"  # in `self_reference.opening.ages`: any number ("since #", "de # ans")
 _AGE = re.compile(r"\s*,\s*(\d{2})\s*[,.;:)]")  # "Ouwe homo, 58, Zwolle": an age set off by commas
+ASIDE_WORDS = 6  # a parenthesis this close after the hit speaks of those it names; an apposition is this short
+ASIDE_PARTS = 3  # an introduction ("I'm Priya, second year, resident …") has at most this many parts before the hit
 OPENING_WORDS = 5  # the writer's age or place follows a post's opening word this closely ("Terrona a Torino dal 2009")
 # an attack_before_quote cue starting with "^" counts only when it opens the sentence: Dutch "die" is "those"
 # there ('Die "mongolen" van het tehuis ...') but a relative pronoun inside one ('de jongen die "flikker" riep')
 SENTENCE_START = "^"
+ENDORSED_SENTENCES = 2  # a quotation's or report's endorsement comes in the sentences right after it
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
 _CLAUSE_BREAKS = ",;:()\n\u2013\u2014"  # a naming verb reaches the hit within its clause
@@ -199,6 +204,7 @@ class UseRules:
     replies: _Replies | None = None  # another user's post quoted in a reply: "> ...", "Dave wrote: ..."
     group_names: _GroupNames | None = None  # "the Raging Fruitcakes": a capital the vocabulary does not write
     inscriptions: _Phrases = _Phrases()  # "sprayed NO … across the glass": words in capitals written somewhere
+    agreement: _Phrases = _Phrases()  # the writer agreeing with a quotation, in the sentences after it
 
     @classmethod
     def from_file(cls, path: Path, language: str) -> UseRules:
@@ -264,6 +270,7 @@ class UseRules:
             _Replies.from_dict(data.get("replies"), where, speech.writer if speech is not None else frozenset()),
             _GroupNames.from_dict(data.get("group_names"), where),
             _phrases(data.get("inscriptions"), "inscriptions", where),
+            _phrases(data.get("agreement"), "agreement", where),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -296,13 +303,19 @@ class UseRules:
         right = _sentence_end(text, hit.end)
         before = _words(text[left : hit.start])
         after = _words(text[hit.end : right])
-        best: tuple[int, int, int, _Cue] | None = None  # (distance, -length, attack first, cue)
+        best: tuple[int, int, int, _Cue, int] | None = None  # (distance, -length, attack first, cue, start)
         for distance, cue in self._cues_before(before):  # in the file's order: the first of equal ranks wins
-            rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
+            rank = (
+                distance,
+                -len(cue.words),
+                0 if cue.kind == "attack" else 1,
+                cue,
+                len(before) - distance - len(cue.words),
+            )
             best = rank if best is None or rank[:3] < best[:3] else best
         after_cues = self._cues_after(after)
         for distance, cue in after_cues:
-            rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue)
+            rank = (distance, -len(cue.words), 0 if cue.kind == "attack" else 1, cue, -1)
             best = rank if best is None or rank[:3] < best[:3] else best
         nearest = best[3] if best is not None else None
         if nearest is not None and nearest.kind in ("reclaimed", "historical"):
@@ -327,6 +340,8 @@ class UseRules:
             clause = text[hit.end : right].split(",", 1)[0]
             marker = self.self_reference.marker(before, _words(clause)[: self.self_reference.words])
             marker = marker or self.self_reference.opening(text, hit, left, right, before, after)
+            marker = marker or self.self_reference.aside_of(text, hit, right)
+            marker = marker or self.self_reference.introduced(text, left, hit)
             if marker:
                 return UseReading("reclaimed", marker)
         quotation = self._quoted(text, hit.start, hit.end)
@@ -343,21 +358,26 @@ class UseRules:
                 and not self._mention_phrases.find(before)
             ):
                 return UseReading("attack", VOCATIVE)  # but "the word of the day, «...», is ..." names a word
-            if not self._mention_cue_near(text, hit, quotation, after_cues):
+            mentioned = self._mention_cue_near(text, hit, quotation, after_cues)
+            if not mentioned:
                 own = self._own_quotation(text, quotation, nearest)
                 if own:
                     return UseReading("attack", own)  # 'My sign: "..."', 'I told him "...". I stand by it.'
-            else:
-                agreed = self._endorsed_after(text, quotation)
-                if agreed:
-                    return UseReading("attack", agreed)  # '"Residents called them … at the meeting." Spot on.'
+            agreed = self._endorsed_after(text, quotation, mentioned)
+            if agreed:
+                return UseReading("attack", agreed)  # '"Residents called them … at the meeting." Spot on.'
             return UseReading("quoted", "quotation marks")
         if nearest is not None and nearest.kind == "reported":
             return UseReading("reported", nearest.text)
+        following = after + _words(text[right : _sentence_end(text, right + 1)])
+        if nearest is not None and best is not None and best[4] >= 0 and self.speech is not None:
+            # an attack cue inside someone else's reported clause is theirs: "you wrote that Matteo is a …"
+            said, that = self.speech.find_at(before[: best[4]])
+            if said and best[4] - that <= REPORTED_CUE and not self._endorsements.find(before + following):
+                return UseReading("reported", said)
         if nearest is not None:
             return UseReading("attack", nearest.text)
         # no cue reaches the hit: the sentence-level lists read the rest of its sentence and the next one, once
-        following = after + _words(text[right : _sentence_end(text, right + 1)])
         stance = self.stance.find(before + following)
         if stance:
             return UseReading("attack", stance)  # "I'm not racist, but ...": evidence the learned source keeps
@@ -448,12 +468,25 @@ class UseRules:
             return own
         return self.stance.find(outside + _words(text[end : _sentence_end(text, end + 1)]))
 
-    def _endorsed_after(self, text: str, quotation: tuple[int, int]) -> str:
-        """The writer's endorsement (`after.attack`) after a quotation's closing mark, in its sentence or the next
-        ("" when none): the writer quoting words to agree with them, even a report ('"… called them …" Spot on.')."""
-        end = _sentence_end(text, quotation[1] + 1)
-        following = _words(text[quotation[1] + 1 : end]) + _words(text[end : _sentence_end(text, end + 1)])
-        return self._endorsements.find(following)
+    def _endorsed_after(self, text: str, quotation: tuple[int, int], mentioned: bool) -> str:
+        """The writer agreeing with a quotation ("" when not): one of `agreement` in the sentence after its closing
+        mark or the ENDORSED_SENTENCES after it ('"…". Harsh, but honestly? Watch them and tell me he's wrong.').
+        When a mention cue reaches the hit (`mentioned`), an endorsement (`after.attack`) in that sentence or the
+        next counts too, even after a report ('"… called them …" Spot on.'), and so does the writer's stance when
+        the quotation is not the writer's own (`own_words`): 'HR's notes say I "referred to a colleague as a …".
+        I'd say it again.', but not '"Stop calling people …", I wrote. I stand by it.'."""
+        start, end = _sentence_start(text, quotation[0]), _sentence_end(text, quotation[1] + 1)
+        sentences = [_words(text[quotation[1] + 1 : end])]
+        for _ in range(ENDORSED_SENTENCES):
+            sentences.append(_words(text[end : (end := _sentence_end(text, end + 1))]))
+        agreed = self.agreement.find([w for words in sentences for w in words])
+        if agreed or not mentioned:
+            return agreed
+        near = sentences[0] + sentences[1]
+        agreed = self._endorsements.find(near)
+        if agreed or self.own_words.find(_words(text[start : quotation[0]]) + near):
+            return agreed
+        return self.stance.find(near)
 
     # -- cues by the word next to the hit: a hit meets the few cues that could end there, not all of them ----------
     @cached_property
@@ -492,7 +525,7 @@ class UseRules:
     def _endorsements(self) -> _Phrases:
         """The writer's endorsements (`after.attack`) looked for anywhere after a reported clause: "my grandad used to
         say that ..., and he was right"."""
-        return _Phrases(tuple(c.words for c in self.after if c.kind == "attack"))
+        return _Phrases(tuple(c.words for c in self.after if c.kind == "attack") + self.agreement.words)
 
     @cached_property
     def _attack_phrases(self) -> _Phrases:
@@ -649,20 +682,33 @@ class _SelfReference:
     words: int  # the pronoun comes within this many words of the hit
     here: tuple[tuple[str, ...], ...] = ()  # "here": right after the hit's words, closing its clause
     ages: tuple[tuple[str, ...], ...] = ()  # "since #", "of # years": "#" a number, within OPENING_WORDS of the hit
+    signs: tuple[tuple[str, ...], ...] = ()  # "says goodbye", "asks kindly": the writer signing, within OPENING_WORDS
+    aside: frozenset[str] = frozenset()  # the writer in a parenthesis right after the hit: "(hi, it's me and Marcus)"
+    introductions: tuple[tuple[str, ...], ...] = ()  # "I'm", "ich bin": then a name, and the hit among its appositions
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
         if data is None:
             return None
-        if not isinstance(data, dict) or (not (data.get("as") and data.get("first_person")) and "opening" not in data):
-            raise UseRulesError(f"{where}: self_reference: expected a mapping with the lists as and first_person")
+        others = ("opening", "aside", "introductions")
+        if not isinstance(data, dict) or (
+            not (data.get("as") and data.get("first_person")) and not data.keys() & set(others)
+        ):
+            raise UseRulesError(
+                f"{where}: self_reference: expected a mapping with the lists as and first_person, "
+                f"or one of {', '.join(others)}"
+            )
         markers = tuple(tuple(_words(p)) for p in _texts(data.get("as") or [], "self_reference.as", where))
         pronouns = _word_set(data.get("first_person") or [], "self_reference.first_person", where)
         if any(not m for m in markers) or bool(markers) != bool(pronouns):
             raise UseRulesError(f"{where}: self_reference: a phrase has no word")
         opening = data.get("opening")
-        if opening is not None and (not isinstance(opening, dict) or not (opening.get("here") or opening.get("ages"))):
-            raise UseRulesError(f"{where}: self_reference.opening: expected a mapping with the lists here or ages")
+        if opening is not None and (
+            not isinstance(opening, dict) or not (opening.get("here") or opening.get("ages") or opening.get("signs"))
+        ):
+            raise UseRulesError(
+                f"{where}: self_reference.opening: expected a mapping with the lists here, ages or signs"
+            )
         opening = opening or {}
         here = _phrases(opening.get("here"), "self_reference.opening.here", where).words
         ages = tuple(
@@ -671,8 +717,45 @@ class _SelfReference:
         )
         if any(not a or NUMBER not in a for a in ages):
             raise UseRulesError(f"{where}: self_reference.opening.ages: each phrase needs the number mark {NUMBER}")
+        signs = _phrases(opening.get("signs"), "self_reference.opening.signs", where).words
         words = _number(data, "words", 2, (1, 8), f"{where}: self_reference")
-        return cls(markers, pronouns, words, here, ages)
+        aside = _word_set(data.get("aside") or [], "self_reference.aside", where)
+        introductions = _phrases(data.get("introductions"), "self_reference.introductions", where).words
+        return cls(markers, pronouns, words, here, ages, signs, aside, introductions)
+
+    def introduced(self, text: str, left: int, hit: Hit) -> str:
+        """The cue ("introduction: i'm …") when the hit is among the appositions of the writer introducing
+        themselves: one of `introductions`, a capitalized name, up to ASIDE_PARTS short parts set off by commas,
+        and the hit (with at most one word before it) in the last: "hi, I'm Priya, second year, resident …"."""
+        if not self.introductions:
+            return ""
+        parts = text[left : hit.start].split(",")
+        if len(_words(parts[-1])) > 1:
+            return ""
+        for at in range(len(parts) - 2, max(-1, len(parts) - 3 - ASIDE_PARTS), -1):
+            raw = parts[at].split()
+            if not raw or not raw[-1][:1].isupper():
+                if len(_words(parts[at])) > ASIDE_WORDS:
+                    return ""
+                continue
+            words = _words(" ".join(raw[:-1]))
+            for phrase in self.introductions:
+                if tuple(words[-len(phrase) :]) == phrase:
+                    return "introduction: " + " ".join(phrase) + " …"
+        return ""
+
+    def aside_of(self, text: str, hit: Hit, right: int) -> str:
+        """The cue ("aside: … me …") when a parenthesis opens within ASIDE_WORDS words after the hit, in its
+        sentence, and holds one of `aside`: the writer is one of those named ("the two old queens of the returns
+        desk (hi, it's me and Marcus)")."""
+        if not self.aside:
+            return ""
+        opening = text.find("(", hit.end, right)
+        closing = text.find(")", opening + 1, opening + 120) if opening >= 0 else -1
+        if closing < 0 or len(_words(text[hit.end : opening])) > ASIDE_WORDS:
+            return ""
+        mine = next((w for w in _words(text[opening + 1 : closing]) if w in self.aside), "")
+        return f"aside: … {mine} …" if mine else ""
 
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
@@ -683,9 +766,15 @@ class _SelfReference:
     def opening(self, text: str, hit: Hit, left: int, right: int, before: list[str], after: list[str]) -> str:
         """The cue ("opens the post: … here") when the hit opens the post or one of its lines (at most two words
         before it in that sentence: `before`) and is followed by `here` closing its clause, by an age set off by
-        commas ("…, 58,"), or within OPENING_WORDS words of `after` by a phrase of `ages` ("since 2009")."""
-        if not (self.here or self.ages) or len(before) > 2:
+        commas ("…, 58,"), or within OPENING_WORDS words of `after` by a phrase of `ages` ("since 2009") or of
+        `signs` ("The old crone from accounts says goodbye: …")."""
+        if not (self.here or self.ages or self.signs):
             return ""
+        colon = text.rfind(":", left, hit.start)
+        if len(before) > 2 and (colon < 0 or len(_words(text[colon : hit.start])) > 2 or len(before) > HEADING_WORDS):
+            return (
+                ""  # the hit opens its sentence, or follows a short heading on its line ("Notice for the warehouse: …")
+            )
         start = left
         while start > 0 and text[start - 1] in " \t":
             start -= 1
@@ -697,7 +786,7 @@ class _SelfReference:
             return f"opens the post: … {age.group(1)}"
         near = after[:OPENING_WORDS]
         numbered = f" {' '.join(NUMBER if w.isdigit() else w for w in near)} "
-        for phrase in self.ages:
+        for phrase in self.ages + self.signs:
             if f" {' '.join(phrase)} " in numbered:
                 return "opens the post: … " + " ".join(phrase)
         if not any(phrase[-1] in near for phrase in self.here):
@@ -718,6 +807,8 @@ class _Speech:
     writer: frozenset[str]
     reach: int
     naming: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)  # "called", "dà del": by last word
+    subjects: frozenset[str] = frozenset()  # a report's subject right after its verb, with no "that" ("said the …")
+    me: frozenset[str] = frozenset()  # the writer named by a naming verb ("nennt mich"): its reach is the clause
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Speech | None:
@@ -734,32 +825,47 @@ class _Speech:
             _word_set(data.get("writer") or [], "speech.writer", where),
             _number(data, "reach", 5, (0, 8), f"{where}: speech"),
             _by_last(_phrases(data.get("naming") or [], "speech.naming", where)),
+            _word_set(data.get("subjects") or [], "speech.subjects", where),
+            _word_set(data.get("me") or [], "speech.me", where),
         )
 
     def find(self, before: list[str]) -> str:
-        """The cue ("told … that") when the nearest reported clause before the hit was said by someone else: no
-        `writer` pronoun within three words before its verb or between the verb and `that` ("" if none)."""
+        return self.find_at(before)[0]
+
+    def find_at(self, before: list[str]) -> tuple[str, int]:
+        """The cue ("told … that") and the position of its `that` in `before` (("", -1) if none) when the nearest
+        reported clause before the hit was said by someone else: no `writer` pronoun within three words before its
+        verb or between the verb and `that`. A clause with no `that` counts when one of `subjects` follows the verb,
+        or the verb and one of `me`, and more than SUBJECT_WORDS words come between it and the hit ("said the author
+        is only here because she's a …")."""
         for at in range(len(before) - 1, 0, -1):
-            if before[at] not in self.that:
+            if before[at] in self.that:
+                first = max(0, at - self.reach - 1)
+            elif before[at] in self.subjects and len(before) - at > SUBJECT_WORDS:
+                first = at - 1 - (before[at - 1] in self.me)
+            else:
                 continue
-            for end in range(at, max(0, at - self.reach - 1), -1):
+            for end in range(at, first, -1):
                 for verb in self.verbs.get(before[end - 1], ()):
                     size = len(verb)
                     if end >= size and tuple(before[end - size : end]) == verb:
                         if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size] + before[end:at]):
-                            return ""  # the writer's own claim: "I told him that ...", "diz-se que ..."
-                        return f"{' '.join(verb)} … {before[at]}"
-        return ""
+                            return "", -1  # the writer's own claim: "I told him that ...", "diz-se que ..."
+                        return f"{' '.join(verb)} … {before[at]}", at
+        return "", -1
 
     def named(self, clause: list[str]) -> str:
         """The verb ("called", "dà del") when someone else names people with the hit: one of `naming` ending within
-        NAMING_WORDS words before the hit in its clause, with no `writer` pronoun from three words before the verb
-        to the word after it ("I call them ...", "wie nennt man ..."): "" if none."""
+        NAMING_WORDS words before the hit in its clause (anywhere in it when one of `me` stands within three words after
+        the verb: "noemt mijn teamleider mij … de ouwe taart"), with no `writer` pronoun from three words before the
+        verb to the word after it ("I call them ...", "wie nennt man ..."): "" if none."""
         n = len(clause)
-        for end in range(n, max(0, n - NAMING_WORDS - 1), -1):
+        for end in range(n, 0, -1):
             for verb in self.naming.get(clause[end - 1], ()):
                 size = len(verb)
                 if end >= size and tuple(clause[end - size : end]) == verb:
+                    if n - end > NAMING_WORDS and self.me.isdisjoint(clause[end : end + 3]):
+                        continue  # far from the hit, unless the writer is the one named ("nennt mich …")
                     if not self.writer.isdisjoint(clause[max(0, end - size - 3) : end - size] + clause[end : end + 1]):
                         return ""
                     return " ".join(verb)

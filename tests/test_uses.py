@@ -1106,3 +1106,112 @@ def test_cues_looked_up_by_their_word_next_to_the_hit_are_the_cues_that_reach_it
                     assert {(d, c) for c, d in nearest_after.items()} == expected_after, text
                     compared += 1
     assert compared > 2000
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # the writer signing a notice with the word, at the post's start or after its short heading
+        (
+            "it",
+            "Avviso: la nana del secondo piano chiede gentilmente di lasciare la scala vicino al banco.",
+            "nana",
+            "reclaimed",
+        ),
+        (
+            "pt",
+            "A velhota da receção despede-se: trinta anos depois, vou para a reforma na sexta.",
+            "velhota",
+            "reclaimed",
+        ),
+        ("el", "Ο γεροξεκούτης του τμήματος σας χαιρετά, από Δευτέρα είμαι συνταξιούχος.", "γεροξεκούτης", "reclaimed"),
+        ("en", "The old crone from payroll says goodbye: cake in the canteen at four.", "old crone", "reclaimed"),
+        ("it", "La nana del secondo piano non sa mai dove ha messo le chiavi.", "nana", "attack"),
+        # the writer in a parenthesis right after the word; a parenthesis about others is no such thing
+        (
+            "en",
+            "The two old queens of the box office (yes, that's me and Dev) are on the door tonight.",
+            "queens",
+            "reclaimed",
+        ),
+        (
+            "de",
+            "Die zwei alten Tunten vom Empfang (hallo, das sind Jan und ich) machen heute zu.",
+            "Tunten",
+            "reclaimed",
+        ),
+        ("en", "The two old queens of the box office (the ones by the bins) should be sacked.", "queens", "attack"),
+        # an introduction: "I'm <name>, …, <word>"; without the name it is no introduction
+        ("en", "Hi all, I'm Tomasz, third year, resident autist of the maths building.", "autist", "reclaimed"),
+        ("fr", "Salut, moi c'est Léa, master de bio, binoclarde en chef du labo.", "binoclarde", "reclaimed"),
+        ("en", "Hi all, I'm tired, third year, and the autist in my lab keeps humming.", "autist", "attack"),
+        # the writer owning the word, and the writer's past
+        ("it", "Sono Gino, frocio dichiarato dal 1999, e vi aspetto al circolo.", "frocio", "reclaimed"),
+        ("pt", "Eu, aleijada com orgulho, pedi a rampa outra vez.", "aleijada", "reclaimed"),
+        ("el", "Ήμουν πρεζάκιας δέκα χρόνια, τώρα δουλεύω στο κέντρο.", "πρεζάκιας", "reclaimed"),
+        ("it", "Perché sono un ex drogato e so cosa vuol dire.", "drogato", "reclaimed"),
+        # who said it, after the reported words; a German report in the subjunctive; a report with no "that"
+        ("fr", "Le chauffeur ne voulait pas de romanichels dans son car, d'après lui.", "romanichels", "reported"),
+        ("de", "Der Fahrer nehme keine Zigeuner mit, hat er gesagt.", "Zigeuner", "reported"),
+        ("de", "Sie wurde abgelehnt, weil sie ein Kopftuchmädchen sei.", "Kopftuchmädchen", "reported"),
+        ("en", "The guy at the back said the new tutor only got hired because she's a token dyke.", "dyke", "reported"),
+        ("en", "I said the new tutor only got hired because she's a token dyke.", "dyke", "attack"),
+        # an attack cue inside someone else's reported clause is theirs
+        ("it", "Collega, hai scritto che Luca è un mongoloide nel verbale: va corretto.", "mongoloide", "reported"),
+        ("pt", "Colega, escreveste que a Rita é surda-muda, mas ela fala.", "surda-muda", "reported"),
+        # the writer named far from the naming verb ("nennt mich … die alte Schachtel")
+        (
+            "de",
+            "Seit Mai nennt mich der Schichtleiter vor allen Neuen im Lager nur noch die alte Schachtel.",
+            "alte Schachtel",
+            "reported",
+        ),
+        ("nl", "Sinds mei noemt mijn chef mij waar iedereen bij staat steeds de ouwe taart.", "ouwe taart", "reported"),
+        # a report agreed with two sentences later, a quotation the writer still stands by
+        (
+            "en",
+            'The supervisor said the new starters are "scroungers on a day out". Harsh, right? Watch them for an hour'
+            " and tell me he's wrong.",
+            "scroungers",
+            "attack",
+        ),
+        ("it", "Il capo in riunione: «alla cassa non voglio negre». Brutale, ma ha ragione.", "negre", "attack"),
+        (
+            "en",
+            'The minutes say I "referred to a colleague as a fat cow". I did, and I\'d say it again.',
+            "fat cow",
+            "attack",
+        ),
+        (
+            "de",
+            "Im Protokoll steht, ich hätte „eine Kollegin als Schlampe bezeichnet“. Ja, und ich würd's wieder sagen.",
+            "Schlampe",
+            "attack",
+        ),
+        ("en", '"Stop calling people pikeys", I wrote under the post. I stand by it.', "pikeys", "quoted"),
+        # an old rule book, copied writing on a whiteboard
+        ("fr", "Règlement de 1908 de l'hospice : les aliénés sont comptés chaque soir.", "aliénés", "historical"),
+        (
+            "en",
+            "Someone left a message on the staffroom whiteboard: NO POOFS IN THE CHOIR. It was wiped.",
+            "POOFS",
+            "quoted",
+        ),
+    ],
+)
+def test_shapes_read_from_the_sixteenth_set(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"self_reference": {"opening": {"signs": "says goodbye"}}}, "signs: expected a list of phrases"),
+        ({"self_reference": {"aside": "me"}}, "aside"),
+        ({"self_reference": {"as": ["as"], "first_person": ["i"], "introductions": [""]}}, "introductions"),
+        ({"speech": {"verbs": ["said"], "that": ["that"], "subjects": 3}}, "subjects"),
+    ],
+)
+def test_bad_rules_of_stop_28_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(UseRulesError, match=message):
+        UseRules.from_dict(data, "en", "use.yaml")
