@@ -73,12 +73,18 @@ those with the example source too (what a site without a model runs by default).
   made to read the fourteenth and fifteenth sets' misses, committed on its own; never used to write, tune or train
   anything. Work and school: team and staff-room chats, HR and union messages, minutes, employer reviews, parents'
   groups, pupils' posts, shift chats, a call log; a fifth replies, a third of its attacks look like mentions.
+  Its misses were read at stop 28, after its blind runs: a development set now.
+- seventeenth held-out (tests/corpora/<lang>/heldout17.yaml): written at stop 28 from stop 27's end, before any change
+  made to read the sixteenth set's misses, committed on its own; never used to write, tune or train anything.
+  Health, care, faith and leisure: patients' forums and support groups, GP, dentist and ward reviews, a gym, a
+  pool, a choir and a theatre group, parish, mosque and synagogue newsletters, a dating app, a book club, a quiz
+  team, a museum and an archive; a fifth replies, a third of its attacks look like mentions.
 
-The learned use source is trained on every set but the sixteenth held-out
+The learned use source is trained on every set but the seventeenth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
 sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
 it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
-only some sets: while developing, leave out the sixteenth held-out set, so it stays blind.
+only some sets: while developing, leave out the seventeenth held-out set, so it stays blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
@@ -144,6 +150,7 @@ GROUPS = (
     "fourteenth held-out",
     "fifteenth held-out",
     "sixteenth held-out",
+    "seventeenth held-out",
 )
 GROUP_OF_FILE = {name: GROUPS[2 + n] for n, name in enumerate(HELD_OUT_FILES)}
 
