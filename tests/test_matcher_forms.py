@@ -117,6 +117,19 @@ def test_a_known_word_is_not_read_as_a_rare_form_of_a_terms_lemma() -> None:
     assert [s for s, _ in hits(shipped("el"), "άσε τους γυφτους", "el")] == ["γυφτους"]
 
 
+def test_words_with_other_accents_and_names_addressed_or_unaccented() -> None:
+    """stop 28, found by the heldout17 writers: "arrière" (behind) reached "arriéré" once accents were dropped; "Das
+    sind Polacken, Kevin." read "Polacken, Kevin" as a catalogue's "surname, given name"; the given name "Ana"
+    reached "anã". A word typed with no accent at all still matches, and catalogue order still names."""
+    assert hits(shipped("fr"), "Mon arrière-grand-père était menuisier, à l'arrière du bus.", "fr") == []
+    found = hits(shipped("fr"), "Un enfant arriéré, des enfants arriérés, un gamin arriere.", "fr")
+    assert [s for s, _ in found] == ["arriéré", "arriérés", "arriere"]
+    assert hits(shipped("de"), "Nett? Das sind Polacken, Kevin. Schließ ab.", "de") == [("Polacken", "de-polacke")]
+    assert hits(shipped("de"), "Teilnehmer: Mohr, Andreas. Weber, Anna.", "de") == []
+    assert hits(shipped("pt"), "Ana escreveu:\n> a consulta foi ótima", "pt") == []
+    assert hits(shipped("pt"), "Chamaram-lhe anã no circo.", "pt") == [("anã", "pt-anao")]
+
+
 def test_an_exact_term_never_matches_the_other_words_of_its_lemma(tmp_path: Path) -> None:
     """stop 25, found by a heldout13 writer: the dictionary gives Portuguese "sapata" and "sapatão" the lemma
     "sapato" (a shoe), so every shoe was a hit of pt-sapatao; `exact: true` keeps a term to its own spelling."""

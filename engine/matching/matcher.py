@@ -26,7 +26,7 @@ from engine.matching.index import AGREEMENT_ENDINGS, LanguageIndex, TrieNode, ag
 from engine.matching.obfuscation import collapse_repeats, find_disguised, mask_matches
 from engine.text.compounds import COMPOUND_LANGUAGES, CompoundSplitter
 from engine.text.names import NameFilter, Span
-from engine.text.normalize import INVISIBLE, fold
+from engine.text.normalize import INVISIBLE, fold, strip_marks
 from engine.text.tokenizer import Token, Tokenizer
 from engine.vocabulary.model import Term
 
@@ -164,9 +164,22 @@ class Matcher:
                 if term not in terms:
                     if folded is None:
                         folded = fold(word, self.language)
-                    if self.index.admits(term, 0, folded):
+                    if self.index.admits(term, 0, folded) and not self._other_marks(word, term):
                         terms.append(term)
         return tuple(terms)
+
+    def _other_marks(self, word: str, term: Term) -> bool:
+        """Whether `word` is another word that the term's spelling reaches only when accents are dropped: written
+        with accents other than the term's ("arrière" for "arriéré"), neither it nor its lemma the term's spelling,
+        and known to the dictionary as written. A word typed without any accent still matches ("arriere")."""
+        written, listed = word.casefold(), term.literal.casefold()
+        if written == listed or strip_marks(written) == written or strip_marks(listed) == listed:
+            return False
+        lemmatizer = self.index.key_maker.lemmatizer
+        lemma = lemmatizer.lemmatize(word, self.language).casefold()
+        if lemma == listed or strip_marks(listed) not in (strip_marks(written), strip_marks(lemma)):
+            return False
+        return lemmatizer.is_known(word, self.language)
 
     def _compound_parts(self, surface: str, folded: str) -> tuple[Candidate, ...]:
         """Vocabulary words inside a compound, with offsets relative to the token.
@@ -376,6 +389,8 @@ class Matcher:
                 terms = [t for node in frontier for t in node.terms]
                 if terms and stems:
                     terms = [t for t in terms if self._admitted(t, tokens, i, j)]
+                if terms and j == i:
+                    terms = [t for t in terms if not self._other_marks(token.text, t)]
                 if terms:
                     found.append(Candidate(token.start, tokens[j].end, tuple(dict.fromkeys(terms))))
                 j += 1

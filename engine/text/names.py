@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from engine.text.compounds import COMPOUND_LANGUAGES
 from engine.text.given_names import is_given_name
 from engine.text.lemmatizer import Lemmatizer, load_stanza_pipeline
+from engine.text.normalize import strip_marks
 from engine.text.tokenizer import Token
 from engine.vocabulary.model import Term
 
@@ -271,6 +272,13 @@ class HeuristicNameFilter:
         if not _capitalized(token):
             return False
         lower_case_term = term.literal[:1].islower()
+        if (
+            first == last
+            and is_given_name(token.text)
+            and strip_marks(term.literal) != term.literal == term.literal.lower()
+        ):
+            # a given name that reaches the term only without the term's accents: "Ana escreveu:" is no "anã"
+            return strip_marks(token.text) == token.text
         if language == "nl" and lower_case_term and token.text.lower().endswith(PLACE_SUFFIXES):
             return True
         before = tokens[first - 1] if first > 0 and _adjacent(text, tokens[first - 1], token) else None
@@ -336,11 +344,15 @@ class HeuristicNameFilter:
             and not _full_name_after(text, tokens, last + 1)
         ):
             return True  # Mohr Andreas; but in "Dienstmagd Anna Kowalski" the hit stands before a whole name
-        # catalogue order, surname first: "Mohr, Andreas", "Mohr, A."
+        # catalogue order, surname first: "Mohr, Andreas", "Savage, J."; a given name after a word in lower case is
+        # someone addressed ("Das sind Polacken, Kevin.")
         if (
             last + 1 < len(tokens)
             and text[tokens[last].end : tokens[last + 1].start] == ", "
-            and (is_given_name(tokens[last + 1].text) or _initial(text, tokens[last + 1]))
+            and (
+                _initial(text, tokens[last + 1])
+                or (is_given_name(tokens[last + 1].text) and (before is None or not before.text[:1].islower()))
+            )
             and _sentence_ends(text, tokens, last + 1)
         ):
             return True
