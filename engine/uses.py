@@ -93,8 +93,9 @@ CONTEXT = 400  # characters read on each side of a hit at most
 SHORT_QUOTE = 80  # characters: the longest stretch between single quotation marks read as a quotation
 WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
-REPORTED_CUE = 4  # an attack cue this close after a report's "that" belongs to the reported words
-SUBJECT_WORDS = 3  # a report with no "that": the hit comes this many words after its subject at least
+REPORTED_CUE = 8  # an attack cue this close after a report's "that" belongs to the reported words
+ECHO = "echoes the quotation"  # the cue of a hit whose words were quoted earlier in the text
+SUBJECT_WORDS = 2  # a report with no "that": the hit comes this many words after its subject at least
 NAMING_WORDS = 6  # "called the families on the old site a bunch of …": the named people take a few words
 COMPOUND_HEAD = 5  # "notulen", "register": a document word this long ends compounds that name documents
 NUMBER = "#"  # in `self_reference.opening.ages`: any number ("since #", "de # ans")
@@ -333,6 +334,7 @@ class UseRules:
                 self.sources.named(before, text[left:right])
                 or self.sources.entry(first_words)
                 or self.sources.dated_heading(text[left : hit.start])
+                or self.sources.cited(text, left, before)
             )
             if source:
                 return UseReading("historical", source)
@@ -395,9 +397,24 @@ class UseRules:
             naming = self.speech.named(before[len(before) - len(_WORD.findall(text, opens, hit.start)) :])
             if naming and not self._endorsements.find(before + following):
                 return UseReading("reported", naming)  # "the councillor called the twins ...", "gli dà del ..."
+        echo = self._echo(text, hit)
+        if echo:
+            return UseReading("quoted", echo)  # 'she said: «the old man in bed 4 can wait». The old man … is my dad.'
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
+
+    def _echo(self, text: str, hit: Hit) -> str:
+        """The cue ("echoes the quotation") when the hit's words stand earlier in the text inside quotation marks:
+        the writer takes up the words just quoted ("" when not)."""
+        surface = text[hit.start : hit.end].casefold()
+        lowered = text[: hit.start].casefold()
+        at = lowered.find(surface)
+        while at >= 0:
+            if self._quoted(text, at, at + len(surface)) is not None:
+                return ECHO
+            at = lowered.find(surface, at + 1)
+        return ""
 
     @cached_property
     def _writer_words(self) -> frozenset[str]:
@@ -575,6 +592,7 @@ class _Sources:
     before_year: int
     entries: tuple[tuple[str, ...], ...] = ()  # "Lot 117: ...": a catalogue entry opens the sentence
     compounds: re.Pattern[str] | None = None  # German, Dutch: a word ending in a document word ("Armenhausregister")
+    pages: frozenset[str] = frozenset()  # "Page 40 says …": the sentence goes on citing the source named before it
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Sources | None:
@@ -594,7 +612,19 @@ class _Sources:
         if _flag(data, "compounds", where):
             heads = sorted({p[0] for p in documents.words if len(p) == 1 and len(p[0]) >= COMPOUND_HEAD}, key=len)
             compounds = re.compile(r"\w{3,}(?:" + "|".join(map(re.escape, reversed(heads))) + ")")
-        return cls(documents, phrases("eras"), year, phrases("entries").words, compounds)
+        pages = _word_set(data.get("pages") or [], "sources.pages", where)
+        return cls(documents, phrases("eras"), year, phrases("entries").words, compounds, pages)
+
+    def cited(self, text: str, left: int, before: list[str]) -> str:
+        """The source named in the sentence before the hit's when one of `pages` is among the first two words of the
+        hit's sentence ("A 1936 walkers' guide to the dale. Page 40 says the … of the upper valley …"): "" when
+        none."""
+        page = next((w for w in before[:2] if w in self.pages), "")  # "Page 40 says …", "Auf Seite 40 rät er …"
+        if not page or left == 0:
+            return ""
+        previous = text[_sentence_start(text, left - 1) : left]
+        found = self.named(_words(previous), previous)
+        return f"{found} … {page}" if found else ""
 
     def named(self, before: list[str], sentence: str) -> str:
         """The document phrase that names an old source before the hit ("" when none does)."""
@@ -836,13 +866,13 @@ class _Speech:
         """The cue ("told … that") and the position of its `that` in `before` (("", -1) if none) when the nearest
         reported clause before the hit was said by someone else: no `writer` pronoun within three words before its
         verb or between the verb and `that`. A clause with no `that` counts when one of `subjects` follows the verb,
-        or the verb and one of `me`, and more than SUBJECT_WORDS words come between it and the hit ("said the author
-        is only here because she's a …")."""
+        or the verb and the one told ("told Jan he …"), and more than SUBJECT_WORDS words come between it and the
+        hit ("said the author is only here because she's a …")."""
         for at in range(len(before) - 1, 0, -1):
             if before[at] in self.that:
                 first = max(0, at - self.reach - 1)
             elif before[at] in self.subjects and len(before) - at > SUBJECT_WORDS:
-                first = at - 1 - (before[at - 1] in self.me)
+                first = at - 2  # the verb right before the subject, or before the one told ("told Jan he …")
             else:
                 continue
             for end in range(at, first, -1):

@@ -1215,3 +1215,80 @@ def test_shapes_read_from_the_sixteenth_set(language: str, text: str, surface: s
 def test_bad_rules_of_stop_28_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(UseRulesError, match=message):
         UseRules.from_dict(data, "en", "use.yaml")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # a report with no "that" after the one told; its subject needs words before the hit
+        ("en", "Last time the farmer told Jan he didn't want a load of lezzies on his field.", "lezzies", "reported"),
+        ("de", "Der Bauer hat zu Jana gesagt, er wolle keine Lesben auf seiner Wiese.", "Lesben", "reported"),
+        ("de", "Der Typ sagt zu seinem Kumpel, ich sei der Spacko aus der Klinik.", "Spacko", "reported"),
+        # an attack cue far inside someone else's reported clause is still theirs
+        (
+            "fr",
+            "Le fermier a dit à Jeanne qu'il ne voulait pas d'une bande de gouines dans son pré.",
+            "gouines",
+            "reported",
+        ),
+        # the word as the kindest of what was said; shouted at the writer
+        ("it", "Parlava dei pazienti del giovedì, e pezzenti era la parola più gentile.", "pezzenti", "reported"),
+        ("it", "Un contadino ci ha urlato dietro terroni perché il cancello era aperto.", "terroni", "reported"),
+        # the writer's group signing a notice in the plural, and an age after the word
+        (
+            "el",
+            "Οι μούμιες της υδρογυμναστικής σας ενημερώνουν ότι την Παρασκευή κερνάμε τσάι.",
+            "μούμιες",
+            "reclaimed",
+        ),
+        ("en", "About me: old fart of 52, happiest with a flask and a map.", "old fart", "reclaimed"),
+        # the word taken up from a quotation just before it
+        (
+            "pt",
+            "Ouvi a enfermeira dizer: «o velhote da cama 4 que espere». O velhote da cama 4 é o meu pai.",
+            "velhote",
+            "quoted",
+        ),
+        # a page of the old source named in the sentence before
+        (
+            "en",
+            "A 1936 walkers' guide to the dale. Page 40 says the yokels will point the way.",
+            "yokels",
+            "historical",
+        ),
+        (
+            "de",
+            "Ein Reiseführer von 1936. Auf Seite 12 warnt er vor jedem Landstreicher am Bahnhof.",
+            "Landstreicher",
+            "historical",
+        ),
+        ("en", "A walkers' guide to the dale. Page 40 says the yokels will point the way.", "yokels", "attack"),
+        # agreement: "she wasn't wrong", "dat hij gelijk had", "falou a verdade"; "only passing on what …"
+        (
+            "en",
+            "[quote=Mandy]the nurse said the man in bed two was just a crackhead[/quote]\nShe wasn't wrong. He stank.",
+            "crackhead",
+            "attack",
+        ),
+        (
+            "nl",
+            "Mijn opa zei altijd dat de kaaskoppen gierig waren, en ik denk dat hij gelijk had.",
+            "kaaskoppen",
+            "attack",
+        ),
+        (
+            "pt",
+            "O médico disse que o meu irmão é um cachaceiro. Pela primeira vez alguém falou a verdade.",
+            "cachaceiro",
+            "attack",
+        ),
+        ("pt", "Só repassando o que a professora falou: o aluno novo é débil mental.", "débil mental", "attack"),
+    ],
+)
+def test_shapes_read_from_the_seventeenth_set(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+def test_a_bad_pages_list_is_refused_with_the_reason() -> None:
+    with pytest.raises(UseRulesError, match=r"sources\.pages: expected a list of phrases"):
+        UseRules.from_dict({"sources": {"documents": ["guide"], "pages": "page"}}, "en", "use.yaml")
