@@ -95,6 +95,7 @@ WILDCARD = "*"
 WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something takes a few words
 REPORTED_CUE = 8  # an attack cue this close after a report's "that" belongs to the reported words
 ECHO = "echoes the quotation"  # the cue of a hit whose words were quoted earlier in the text
+ECHO_WORDS = 2  # an echo repeats the hit and this many words beside it
 SUBJECT_WORDS = 2  # a report with no "that": the hit comes this many words after its subject at least
 NAMING_WORDS = 6  # "called the families on the old site a bunch of …": the named people take a few words
 COMPOUND_HEAD = 5  # "notulen", "register": a document word this long ends compounds that name documents
@@ -405,15 +406,21 @@ class UseRules:
         return UseReading("attack", "")
 
     def _echo(self, text: str, hit: Hit) -> str:
-        """The cue ("echoes the quotation") when the hit's words stand earlier in the text inside quotation marks:
-        the writer takes up the words just quoted ("" when not)."""
-        surface = text[hit.start : hit.end].casefold()
-        lowered = text[: hit.start].casefold()
-        at = lowered.find(surface)
-        while at >= 0:
-            if self._quoted(text, at, at + len(surface)) is not None:
-                return ECHO
-            at = lowered.find(surface, at + 1)
+        """The cue ("echoes the quotation") when the hit and ECHO_WORDS words beside it stand earlier in the text
+        inside quotation marks: the writer takes up the words just quoted ('«o velhote da cama 4 que espere». O
+        velhote da cama 4 é o meu pai.'); the word alone again is no echo ('The sign said "no …". The … came
+        anyway.'): "" when not."""
+        before = re.findall(r"\w+", text[max(0, hit.start - 60) : hit.start])[-ECHO_WORDS:]
+        after = re.findall(r"\w+", text[hit.end : hit.end + 60])[:ECHO_WORDS]
+        surface = text[hit.start : hit.end]
+        phrases = {" ".join([surface, *after])} if len(after) == ECHO_WORDS else set()
+        if len(before) == ECHO_WORDS:
+            phrases.add(" ".join([*before, surface]))
+        earlier = text[: hit.start]
+        for phrase in phrases:
+            for match in re.finditer(r"\W+".join(map(re.escape, phrase.split())), earlier, re.IGNORECASE):
+                if self._quoted(text, match.start(), match.end()) is not None:
+                    return ECHO
         return ""
 
     @cached_property

@@ -1292,3 +1292,15 @@ def test_shapes_read_from_the_seventeenth_set(language: str, text: str, surface:
 def test_a_bad_pages_list_is_refused_with_the_reason() -> None:
     with pytest.raises(UseRulesError, match=r"sources\.pages: expected a list of phrases"):
         UseRules.from_dict({"sources": {"documents": ["guide"], "pages": "page"}}, "en", "use.yaml")
+
+
+def test_an_echo_repeats_the_quoted_words_not_the_word_alone() -> None:
+    """stop 28, tried as a hostile writer would: the word alone taken up after a quotation is the writer's own."""
+    text = 'The sign said "no pikeys". The pikeys came anyway and wrecked the field.'
+    hits = [h for h in detector_for("en").detect(text, "en").hits if h.surface == "pikeys"]
+    readings = USE_DETECTOR.read(text, hits, "en")
+    assert [readings[h.id].use for h in hits] == ["quoted", "attack"]
+    text = 'The nurse said: "the old crone in bed 4 can wait". The old crone in bed 4 is my mother.'
+    hits = [h for h in detector_for("en").detect(text, "en").hits if h.surface == "old crone"]
+    readings = USE_DETECTOR.read(text, hits, "en")
+    assert [(readings[h.id].use, readings[h.id].cue) for h in hits][1] == ("quoted", "echoes the quotation")
