@@ -720,8 +720,10 @@ class _SelfReference:
     here: tuple[tuple[str, ...], ...] = ()  # "here": right after the hit's words, closing its clause
     ages: tuple[tuple[str, ...], ...] = ()  # "since #", "of # years": "#" a number, within OPENING_WORDS of the hit
     signs: tuple[tuple[str, ...], ...] = ()  # "says goodbye", "asks kindly": the writer signing, within OPENING_WORDS
-    aside: frozenset[str] = frozenset()  # the writer in a parenthesis right after the hit: "(hi, it's me and Marcus)"
+    aside: _Phrases = _Phrases()  # the writer in a parenthesis right after the hit: "(hi, it's me and Marcus)"
     introductions: tuple[tuple[str, ...], ...] = ()  # "I'm", "ich bin": then a name, and the hit among its appositions
+    links: frozenset[str] = frozenset()  # what may follow the hit in an introduction: "of" ("resident … of the lab")
+    writer: frozenset[str] = frozenset()  # a signed opening needs one of these in the post ("I", "my"), when listed
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
@@ -756,18 +758,25 @@ class _SelfReference:
             raise UseRulesError(f"{where}: self_reference.opening.ages: each phrase needs the number mark {NUMBER}")
         signs = _phrases(opening.get("signs"), "self_reference.opening.signs", where).words
         words = _number(data, "words", 2, (1, 8), f"{where}: self_reference")
-        aside = _word_set(data.get("aside") or [], "self_reference.aside", where)
+        aside = _phrases(data.get("aside"), "self_reference.aside", where)
         introductions = _phrases(data.get("introductions"), "self_reference.introductions", where).words
-        return cls(markers, pronouns, words, here, ages, signs, aside, introductions)
+        links = _word_set(data.get("links") or [], "self_reference.links", where)
+        writer = _word_set(opening.get("writer") or [], "self_reference.opening.writer", where)
+        return cls(markers, pronouns, words, here, ages, signs, aside, introductions, links, writer)
 
     def introduced(self, text: str, left: int, hit: Hit) -> str:
         """The cue ("introduction: i'm …") when the hit is among the appositions of the writer introducing
         themselves: one of `introductions`, a capitalized name, up to ASIDE_PARTS short parts set off by commas,
-        and the hit (with at most one word before it) in the last: "hi, I'm Priya, second year, resident …"."""
+        and the hit (with at most one word before it) in the last, which ends after it or goes on with one of
+        `links`: "hi, I'm Priya, second year, resident … of the maths building" ("I'm Dave, 45, and … disgust me"
+        is no apposition)."""
         if not self.introductions:
             return ""
         parts = text[left : hit.start].split(",")
         if len(_words(parts[-1])) > 1:
+            return ""
+        following = text[hit.end : hit.end + 40]
+        if following.strip()[:1].isalnum() and (_words(following)[:1] or [""])[0] not in self.links:
             return ""
         for at in range(len(parts) - 2, max(-1, len(parts) - 3 - ASIDE_PARTS), -1):
             raw = parts[at].split()
@@ -782,17 +791,21 @@ class _SelfReference:
         return ""
 
     def aside_of(self, text: str, hit: Hit, right: int) -> str:
-        """The cue ("aside: … me …") when a parenthesis opens within ASIDE_WORDS words after the hit, in its
-        sentence, and holds one of `aside`: the writer is one of those named ("the two old queens of the returns
-        desk (hi, it's me and Marcus)")."""
+        """The cue ("aside: it's me") when a parenthesis of at most ASIDE_WORDS words opens within ASIDE_WORDS
+        words after the hit, in its sentence, and holds one of `aside`: the writer is one of those named ("the two
+        old queens of the returns desk (hi, it's me and Marcus)"; not "(I saw them myself)")."""
         if not self.aside:
             return ""
         opening = text.find("(", hit.end, right)
         closing = text.find(")", opening + 1, opening + 120) if opening >= 0 else -1
         if closing < 0 or len(_words(text[hit.end : opening])) > ASIDE_WORDS:
             return ""
-        mine = next((w for w in _words(text[opening + 1 : closing]) if w in self.aside), "")
-        return f"aside: … {mine} …" if mine else ""
+        inside = _words(text[opening + 1 : closing])
+        if len(inside) == 1:  # a one-word phrase of `aside` counts alone in its parenthesis: "(me)", "(io)"
+            return f"aside: {inside[0]}" if (inside[0],) in self.aside.words else ""
+        mine = self.aside.find(inside) if len(inside) <= ASIDE_WORDS else ""
+        mine = mine if " " in mine else ""  # a lone pronoun inside longer words is no identification: "(I saw it)"
+        return f"aside: {mine}" if mine else ""
 
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
@@ -823,9 +836,13 @@ class _SelfReference:
             return f"opens the post: … {age.group(1)}"
         near = after[:OPENING_WORDS]
         numbered = f" {' '.join(NUMBER if w.isdigit() else w for w in near)} "
-        for phrase in self.ages + self.signs:
+        for phrase in self.ages:
             if f" {' '.join(phrase)} " in numbered:
                 return "opens the post: … " + " ".join(phrase)
+        signed = next((p for p in self.signs if f" {' '.join(p)} " in numbered), None)
+        mine = not self.writer or not self.writer.isdisjoint(_words(text[hit.end : hit.end + CONTEXT]))
+        if signed is not None and mine:  # and the writer in the post: "… says goodbye: after thirty years I …"
+            return "opens the post: … " + " ".join(signed)
         if not any(phrase[-1] in near for phrase in self.here):
             return ""
         clause = _words(re.split(r"[,.:;!?]", following, maxsplit=1)[0])

@@ -1114,18 +1114,28 @@ def test_cues_looked_up_by_their_word_next_to_the_hit_are_the_cues_that_reach_it
         # the writer signing a notice with the word, at the post's start or after its short heading
         (
             "it",
-            "Avviso: la nana del secondo piano chiede gentilmente di lasciare la scala vicino al banco.",
+            "Avviso: la nana del secondo piano chiede gentilmente di lasciare la scala qui, io non ci arrivo.",
             "nana",
             "reclaimed",
         ),
         (
             "pt",
-            "A velhota da receção despede-se: trinta anos depois, vou para a reforma na sexta.",
+            "A velhota da receção despede-se: trinta anos depois, vou para a reforma e levo o meu agrafador.",
             "velhota",
             "reclaimed",
         ),
-        ("el", "Ο γεροξεκούτης του τμήματος σας χαιρετά, από Δευτέρα είμαι συνταξιούχος.", "γεροξεκούτης", "reclaimed"),
-        ("en", "The old crone from payroll says goodbye: cake in the canteen at four.", "old crone", "reclaimed"),
+        (
+            "el",
+            "Ο γεροξεκούτης του τμήματος σας χαιρετά, από Δευτέρα είμαι συνταξιούχος, να μου είστε καλά.",
+            "γεροξεκούτης",
+            "reclaimed",
+        ),
+        (
+            "en",
+            "The old crone from payroll says goodbye: after thirty years I am off on Friday.",
+            "old crone",
+            "reclaimed",
+        ),
         ("it", "La nana del secondo piano non sa mai dove ha messo le chiavi.", "nana", "attack"),
         # the writer in a parenthesis right after the word; a parenthesis about others is no such thing
         (
@@ -1237,7 +1247,7 @@ def test_bad_rules_of_stop_28_are_refused_with_the_reason(data: dict, message: s
         # the writer's group signing a notice in the plural, and an age after the word
         (
             "el",
-            "Οι μούμιες της υδρογυμναστικής σας ενημερώνουν ότι την Παρασκευή κερνάμε τσάι.",
+            "Οι μούμιες της υδρογυμναστικής σας ενημερώνουν ότι την Παρασκευή κερνάμε τσάι, φέρνω εγώ το γλυκό.",
             "μούμιες",
             "reclaimed",
         ),
@@ -1304,3 +1314,23 @@ def test_an_echo_repeats_the_quoted_words_not_the_word_alone() -> None:
     hits = [h for h in detector_for("en").detect(text, "en").hits if h.surface == "old crone"]
     readings = USE_DETECTOR.read(text, hits, "en")
     assert [(readings[h.id].use, readings[h.id].cue) for h in hits][1] == ("quoted", "echoes the quotation")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # stop 28, each new reclaimed shape tried as a hostile writer would: the writer is not one of those named
+        ("en", "The faggot next door kindly asks us to stop parking there. What a joke.", "faggot"),
+        ("it", "La nana del terzo piano chiede gentilmente di non fare rumore. Ma chi si crede di essere?", "nana"),
+        ("en", "The pikeys on the common (I saw them myself) nicked three bikes.", "pikeys"),
+        ("en", "Those faggots (me and my mates call them that) should be banned.", "faggots"),
+        ("en", "I'm Dave, 45, and faggots disgust me.", "faggots"),
+        ("en", "Hi, I'm Dave, proud Brit, faggots out.", "faggots"),
+        ("it", "Quel frocio dichiarato del vicino fa schifo.", "frocio"),
+        ("pt", "Aquela bicha assumida da esquina é um nojo.", "bicha"),
+    ],
+)
+def test_the_new_reclaimed_shapes_leave_a_hostile_writers_words_an_attack(
+    language: str, text: str, surface: str
+) -> None:
+    assert read(text, surface, language)[0] == "attack"
