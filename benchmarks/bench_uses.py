@@ -78,13 +78,19 @@ those with the example source too (what a site without a model runs by default).
   made to read the sixteenth set's misses, committed on its own; never used to write, tune or train anything.
   Health, care, faith and leisure: patients' forums and support groups, GP, dentist and ward reviews, a gym, a
   pool, a choir and a theatre group, parish, mosque and synagogue newsletters, a dating app, a book club, a quiz
-  team, a museum and an archive; a fifth replies, a third of its attacks look like mentions.
+  team, a museum and an archive; a fifth replies, a third of its attacks look like mentions. Its misses were
+  read at stop 28, after its blind run: a development set now.
+- eighteenth held-out (tests/corpora/<lang>/heldout18.yaml): written at stop 28 after heldout17's blind run, before
+  any change made to read its misses, committed on its own; never used to write, tune or train anything. Travel,
+  migration and family: expat, visa and citizenship boards, diaspora and family group chats, a family-history
+  board, wedding plans and in-laws, hostel and airline reviews, au pairs, a coach trip, old passenger lists and
+  letters home; a fifth replies, a third of its attacks look like mentions.
 
-The learned use source is trained on every set but the seventeenth held-out
+The learned use source is trained on every set but the eighteenth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
 sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
 it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
-only some sets: while developing, leave out the seventeenth held-out set, so it stays blind.
+only some sets: while developing, leave out the eighteenth held-out set, so it stays blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
@@ -151,6 +157,7 @@ GROUPS = (
     "fifteenth held-out",
     "sixteenth held-out",
     "seventeenth held-out",
+    "eighteenth held-out",
 )
 GROUP_OF_FILE = {name: GROUPS[2 + n] for n, name in enumerate(HELD_OUT_FILES)}
 
