@@ -129,7 +129,9 @@ def test_words_with_other_accents_and_names_addressed_or_unaccented() -> None:
     assert hits(shipped("pt"), "Ana escreveu:\n> a consulta foi ótima", "pt") == []
     assert hits(shipped("pt"), "Chamaram-lhe anã no circo.", "pt") == [("anã", "pt-anao")]
     # and the plural of a listed form a heldout18 writer met: "sapatonas"
-    assert hits(shipped("pt"), "Atenção sapatonas da excursão, e nada de sapatos novos.", "pt") == [("sapatonas", "pt-sapatao")]
+    assert hits(shipped("pt"), "Atenção sapatonas da excursão, e nada de sapatos novos.", "pt") == [
+        ("sapatonas", "pt-sapatao")
+    ]
 
 
 def test_an_exact_term_never_matches_the_other_words_of_its_lemma(tmp_path: Path) -> None:
