@@ -410,13 +410,15 @@ class UseRules:
         inside quotation marks: the writer takes up the words just quoted ('«o velhote da cama 4 que espere». O
         velhote da cama 4 é o meu pai.'); the word alone again is no echo ('The sign said "no …". The … came
         anyway.'): "" when not."""
+        surface = text[hit.start : hit.end]
+        earlier = text[: hit.start]
+        if surface.casefold() not in earlier.casefold():
+            return ""  # the usual case, read at once
         before = re.findall(r"\w+", text[max(0, hit.start - 60) : hit.start])[-ECHO_WORDS:]
         after = re.findall(r"\w+", text[hit.end : hit.end + 60])[:ECHO_WORDS]
-        surface = text[hit.start : hit.end]
         phrases = {" ".join([surface, *after])} if len(after) == ECHO_WORDS else set()
         if len(before) == ECHO_WORDS:
             phrases.add(" ".join([*before, surface]))
-        earlier = text[: hit.start]
         for phrase in phrases:
             for match in re.finditer(r"\W+".join(map(re.escape, phrase.split())), earlier, re.IGNORECASE):
                 if self._quoted(text, match.start(), match.end()) is not None:
