@@ -406,12 +406,12 @@ class UseRules:
         return UseReading("attack", "")
 
     def _echo(self, text: str, hit: Hit) -> str:
-        """The cue ("echoes the quotation") when the hit and ECHO_WORDS words beside it stand earlier in the text
-        inside quotation marks: the writer takes up the words just quoted ('«o velhote da cama 4 que espere». O
-        velhote da cama 4 é o meu pai.'); the word alone again is no echo ('The sign said "no …". The … came
-        anyway.'): "" when not."""
+        """The cue ("echoes the quotation") when the hit and ECHO_WORDS words beside it stand in the CONTEXT
+        characters before it, inside quotation marks: the writer takes up the words just quoted ('«o velhote da cama 4
+        que espere». O velhote da cama 4 é o meu pai.'); the word alone again is no echo ('The sign said "no …". The
+        … came anyway.'): "" when not."""
         surface = text[hit.start : hit.end]
-        earlier = text[: hit.start]
+        earlier = text[max(0, hit.start - CONTEXT) : hit.start]  # as every rule, CONTEXT characters back at most
         if surface.casefold() not in earlier.casefold():
             return ""  # the usual case, read at once
         before = re.findall(r"\w+", text[max(0, hit.start - 60) : hit.start])[-ECHO_WORDS:]
@@ -419,9 +419,10 @@ class UseRules:
         phrases = {" ".join([surface, *after])} if len(after) == ECHO_WORDS else set()
         if len(before) == ECHO_WORDS:
             phrases.add(" ".join([*before, surface]))
+        offset = hit.start - len(earlier)
         for phrase in phrases:
             for match in re.finditer(r"\W+".join(map(re.escape, phrase.split())), earlier, re.IGNORECASE):
-                if self._quoted(text, match.start(), match.end()) is not None:
+                if self._quoted(text, offset + match.start(), offset + match.end()) is not None:
                     return ECHO
         return ""
 
@@ -822,11 +823,10 @@ class _SelfReference:
         `signs` ("The old crone from accounts says goodbye: …")."""
         if not (self.here or self.ages or self.signs):
             return ""
+        # the hit opens its sentence, or follows a short heading on its line ("Notice for the warehouse: …")
         colon = text.rfind(":", left, hit.start)
         if len(before) > 2 and (colon < 0 or len(_words(text[colon : hit.start])) > 2 or len(before) > HEADING_WORDS):
-            return (
-                ""  # the hit opens its sentence, or follows a short heading on its line ("Notice for the warehouse: …")
-            )
+            return ""
         start = left
         while start > 0 and text[start - 1] in " \t":
             start -= 1
@@ -842,8 +842,10 @@ class _SelfReference:
             if f" {' '.join(phrase)} " in numbered:
                 return "opens the post: … " + " ".join(phrase)
         signed = next((p for p in self.signs if f" {' '.join(p)} " in numbered), None)
-        mine = not self.writer or not self.writer.isdisjoint(_words(text[hit.end : hit.end + CONTEXT]))
-        if signed is not None and mine:  # and the writer in the post: "… says goodbye: after thirty years I …"
+        # a signature needs the writer in the post: "… says goodbye: after thirty years I …"
+        if signed is not None and (
+            not self.writer or not self.writer.isdisjoint(_words(text[hit.end : hit.end + CONTEXT]))
+        ):
             return "opens the post: … " + " ".join(signed)
         if not any(phrase[-1] in near for phrase in self.here):
             return ""
