@@ -768,7 +768,7 @@ class _SelfReference:
         return cls(markers, pronouns, words, here, ages, signs, aside, introductions, links, writer)
 
     def introduced(self, text: str, left: int, hit: Hit) -> str:
-        """The cue ("introduction: i'm …") when the hit is among the appositions of the writer introducing
+        """The cue ("introduction: I'm Priya, …") when the hit is among the appositions of the writer introducing
         themselves: one of `introductions`, a capitalized name, up to ASIDE_PARTS short parts set off by commas,
         and the hit (with at most one word before it) in the last, which ends after it or goes on with one of
         `links`: "hi, I'm Priya, second year, resident … of the maths building" ("I'm Dave, 45, and … disgust me"
@@ -790,13 +790,13 @@ class _SelfReference:
             words = _words(" ".join(raw[:-1]))
             for phrase in self.introductions:
                 if tuple(words[-len(phrase) :]) == phrase:
-                    return "introduction: " + " ".join(phrase) + " …"
+                    return f"introduction: {parts[at].strip()}, …"  # the writer's own words: "I'm Priya, …"
         return ""
 
     def aside_of(self, text: str, hit: Hit, right: int) -> str:
-        """The cue ("aside: it's me") when a parenthesis of at most ASIDE_WORDS words opens within ASIDE_WORDS
-        words after the hit, in its sentence, and holds one of `aside`: the writer is one of those named ("the two
-        old queens of the returns desk (hi, it's me and Marcus)"; not "(I saw them myself)")."""
+        """The cue ("aside: (it's me and Marcus)") when a parenthesis of at most ASIDE_WORDS words opens within
+        ASIDE_WORDS words after the hit, in its sentence, and holds one of `aside`: the writer is one of those named
+        ("the two old queens of the returns desk (hi, it's me and Marcus)"; not "(I saw them myself)")."""
         if not self.aside:
             return ""
         opening = text.find("(", hit.end, right)
@@ -805,10 +805,11 @@ class _SelfReference:
             return ""
         inside = _words(text[opening + 1 : closing])
         if len(inside) == 1:  # a one-word phrase of `aside` counts alone in its parenthesis: "(me)", "(io)"
-            return f"aside: {inside[0]}" if (inside[0],) in self.aside.words else ""
-        mine = self.aside.find(inside) if len(inside) <= ASIDE_WORDS else ""
-        mine = mine if " " in mine else ""  # a lone pronoun inside longer words is no identification: "(I saw it)"
-        return f"aside: {mine}" if mine else ""
+            mine = inside[0] if (inside[0],) in self.aside.words else ""
+        else:
+            mine = self.aside.find(inside) if len(inside) <= ASIDE_WORDS else ""
+            mine = mine if " " in mine else ""  # a lone pronoun among other words identifies no one: "(I saw it)"
+        return f"aside: ({text[opening + 1 : closing].strip()})" if mine else ""  # as written: "(yes, that's me …)"
 
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
