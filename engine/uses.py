@@ -794,7 +794,7 @@ class _SelfReference:
         return ""
 
     def aside_of(self, text: str, hit: Hit, right: int) -> str:
-        """The cue ("aside: (it's me and Marcus)") when a parenthesis of at most ASIDE_WORDS words opens within
+        """The cue ("aside: it's me and Marcus") when a parenthesis of at most ASIDE_WORDS words opens within
         ASIDE_WORDS words after the hit, in its sentence, and holds one of `aside`: the writer is one of those named
         ("the two old queens of the returns desk (hi, it's me and Marcus)"; not "(I saw them myself)")."""
         if not self.aside:
@@ -809,7 +809,7 @@ class _SelfReference:
         else:
             mine = self.aside.find(inside) if len(inside) <= ASIDE_WORDS else ""
             mine = mine if " " in mine else ""  # a lone pronoun among other words identifies no one: "(I saw it)"
-        return f"aside: ({text[opening + 1 : closing].strip()})" if mine else ""  # as written: "(yes, that's me …)"
+        return f"aside: {text[opening + 1 : closing].strip()}" if mine else ""  # as written: "yes, that's me …"
 
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
