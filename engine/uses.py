@@ -156,20 +156,30 @@ class _Cue:
 
 @dataclass(frozen=True)
 class _Phrases:
-    """Phrases of words looked for anywhere in a run of words; the first listed that occurs is the one named."""
+    """Phrases of words looked for anywhere in a run of words; the first listed that occurs is the one named. A `*`
+    stands for one or two words, in the lists that allow it (`agreement`: "hat * recht", "heeft * gelijk")."""
 
     words: tuple[tuple[str, ...], ...] = ()
-    spaced: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    spaced: tuple[str | re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "spaced", tuple(f" {' '.join(p)} " for p in self.words))
+        spaced = tuple(
+            re.compile(" " + " ".join(r"\S+(?: \S+)?" if w == WILDCARD else re.escape(w) for w in p) + " ")
+            if WILDCARD in p
+            else f" {' '.join(p)} "
+            for p in self.words
+        )
+        object.__setattr__(self, "spaced", spaced)
 
     def __bool__(self) -> bool:
         return bool(self.words)
 
     def find(self, words: list[str]) -> str:
         joined = f" {' '.join(words)} "
-        return next((spaced[1:-1] for spaced in self.spaced if spaced in joined), "")
+        for phrase, spaced in zip(self.words, self.spaced, strict=True):
+            if spaced in joined if isinstance(spaced, str) else spaced.search(joined):
+                return " ".join(phrase)
+        return ""
 
 
 def fold(text: str) -> str:
@@ -272,7 +282,7 @@ class UseRules:
             _Replies.from_dict(data.get("replies"), where, speech.writer if speech is not None else frozenset()),
             _GroupNames.from_dict(data.get("group_names"), where),
             _phrases(data.get("inscriptions"), "inscriptions", where),
-            _phrases(data.get("agreement"), "agreement", where),
+            _phrases(data.get("agreement"), "agreement", where, wildcards=True),
         )
 
     # -- reading ------------------------------------------------------------------------------
@@ -370,9 +380,12 @@ class UseRules:
             if agreed:
                 return UseReading("attack", agreed)  # '"Residents called them … at the meeting." Spot on.'
             return UseReading("quoted", "quotation marks")
-        if nearest is not None and nearest.kind == "reported":
-            return UseReading("reported", nearest.text)
         following = after + _words(text[right : _sentence_end(text, right + 1)])
+        if nearest is not None and nearest.kind == "reported":
+            # unless the writer endorses the report: "…, die halbe Schlange seien …, und ehrlich, das ist der
+            # Einzige, der noch Klartext redet"
+            agreed = self._endorsements.find(following)
+            return UseReading("attack", agreed) if agreed else UseReading("reported", nearest.text)
         if nearest is not None and best is not None and best[4] >= 0 and self.speech is not None:
             # an attack cue inside someone else's reported clause is theirs: "you wrote that Matteo is a …"
             said, that = self.speech.find_at(before[: best[4]])
@@ -727,12 +740,14 @@ class _SelfReference:
     introductions: tuple[tuple[str, ...], ...] = ()  # "I'm", "ich bin": then a name, and the hit among its appositions
     links: frozenset[str] = frozenset()  # what may follow the hit in an introduction: "of" ("resident … of the lab")
     writer: frozenset[str] = frozenset()  # a signed opening needs one of these in the post ("I", "my"), when listed
+    titles: tuple[tuple[str, ...], ...] = ()  # "diary of a": a title naming the writer, then a colon and the writer
+    greetings: tuple[tuple[str, ...], ...] = ()  # "hi!", "profile:": before a name, when the writer's age follows
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
         if data is None:
             return None
-        others = ("opening", "aside", "introductions")
+        others = ("opening", "aside", "introductions", "greetings")
         if not isinstance(data, dict) or (
             not (data.get("as") and data.get("first_person")) and not data.keys() & set(others)
         ):
@@ -746,10 +761,11 @@ class _SelfReference:
             raise UseRulesError(f"{where}: self_reference: a phrase has no word")
         opening = data.get("opening")
         if opening is not None and (
-            not isinstance(opening, dict) or not (opening.get("here") or opening.get("ages") or opening.get("signs"))
+            not isinstance(opening, dict)
+            or not (opening.get("here") or opening.get("ages") or opening.get("signs") or opening.get("titles"))
         ):
             raise UseRulesError(
-                f"{where}: self_reference.opening: expected a mapping with the lists here, ages or signs"
+                f"{where}: self_reference.opening: expected a mapping with the lists here, ages, signs or titles"
             )
         opening = opening or {}
         here = _phrases(opening.get("here"), "self_reference.opening.here", where).words
@@ -765,15 +781,21 @@ class _SelfReference:
         introductions = _phrases(data.get("introductions"), "self_reference.introductions", where).words
         links = _word_set(data.get("links") or [], "self_reference.links", where)
         writer = _word_set(opening.get("writer") or [], "self_reference.opening.writer", where)
-        return cls(markers, pronouns, words, here, ages, signs, aside, introductions, links, writer)
+        titles = _phrases(opening.get("titles"), "self_reference.opening.titles", where).words
+        if titles and not writer:
+            raise UseRulesError(f"{where}: self_reference.opening.titles: needs the list writer (who the title names)")
+        greetings = _phrases(data.get("greetings"), "self_reference.greetings", where).words
+        return cls(markers, pronouns, words, here, ages, signs, aside, introductions, links, writer, titles, greetings)
 
     def introduced(self, text: str, left: int, hit: Hit) -> str:
         """The cue ("introduction: I'm Priya, …") when the hit is among the appositions of the writer introducing
         themselves: one of `introductions`, a capitalized name, up to ASIDE_PARTS short parts set off by commas,
         and the hit (with at most one word before it) in the last, which ends after it or goes on with one of
         `links`: "hi, I'm Priya, second year, resident … of the maths building" ("I'm Dave, 45, and … disgust me"
-        is no apposition)."""
-        if not self.introductions:
+        is no apposition). One of `greetings` serves instead when a part between the name and the hit has a number,
+        the writer's age ("hi! Mei, 24, total …"; not "Hi Tom, you …"); before a name that opens its sentence, the
+        words before the sentence on its line count ("hi! Mei, …")."""
+        if not (self.introductions or self.greetings):
             return ""
         parts = text[left : hit.start].split(",")
         if len(_words(parts[-1])) > 1:
@@ -787,10 +809,20 @@ class _SelfReference:
                 if len(_words(parts[at])) > ASIDE_WORDS:
                     return ""
                 continue
-            words = _words(" ".join(raw[:-1]))
-            for phrase in self.introductions:
+            opening = " ".join(raw[:-1])
+            if at == 0 and len(raw) == 1:  # the name opens its sentence: "hi! Mei, 24, …"
+                opening = text[text.rfind("\n", 0, left) + 1 : left]
+                opening = opening if len(_words(opening)) <= 3 else ""
+            words = _words(opening)
+            # a greeting needs the writer's age, and the writer in the rest of the post ("Hallo! Peter, 45, typischer
+            # … aus Neukölln, klaut alles" describes someone else)
+            aged = any(c.isdigit() for part in parts[at + 1 : -1] for c in part) and (
+                not self.writer or not self.writer.isdisjoint(_words(text[hit.end : hit.end + CONTEXT]))
+            )
+            for phrase in self.introductions + (self.greetings if aged else ()):
                 if tuple(words[-len(phrase) :]) == phrase:
-                    return f"introduction: {parts[at].strip()}, …"  # the writer's own words: "I'm Priya, …"
+                    said = f"{opening.strip()} {raw[-1]}" if len(raw) == 1 else parts[at].strip()
+                    return f"introduction: {said}, …"  # the writer's own words: "I'm Priya, …"
         return ""
 
     def aside_of(self, text: str, hit: Hit, right: int) -> str:
@@ -811,6 +843,29 @@ class _SelfReference:
             mine = mine if " " in mine else ""  # a lone pronoun among other words identifies no one: "(I saw it)"
         return f"aside: {text[opening + 1 : closing].strip()}" if mine else ""  # as written: "yes, that's me …"
 
+    def _titled(self, text: str, hit: Hit, left: int, before: list[str]) -> str:
+        """The cue ("title: diary of a …") when the post or a line opens with one of `titles` right before the hit
+        (one word may stand between), and the title ends at a colon on its line after which the writer speaks first
+        ("Confessions of a …, year six in Perth: I have finally …"; not "Diary of a …: he cried all day")."""
+        if (
+            not self.titles
+            or len(before) > max(len(t) for t in self.titles) + 1
+            or text[:left].strip(" \t")[-1:] not in ("", "\n")
+        ):
+            return ""
+        for title in self.titles:
+            size = len(title)
+            if size <= len(before) <= size + 1 and tuple(before[:size]) == title:
+                break
+        else:
+            return ""
+        line_end = _line_end(text, hit.end)
+        colon = text.find(":", hit.end, min(line_end, hit.end + HEADER_CHARS))
+        following = _words(text[colon + 1 : colon + 40])[:1] if colon >= 0 else []
+        if not following or following[0] not in self.writer:
+            return ""
+        return f"title: {' '.join(title)} …"
+
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
         said = next((m for m in self.markers if tuple(before[-len(m) :]) == m), None)
@@ -822,8 +877,11 @@ class _SelfReference:
         before it in that sentence: `before`) and is followed by `here` closing its clause, by an age set off by
         commas ("…, 58,"), or within OPENING_WORDS words of `after` by a phrase of `ages` ("since 2009") or of
         `signs` ("The old crone from accounts says goodbye: …")."""
-        if not (self.here or self.ages or self.signs):
+        if not (self.here or self.ages or self.signs or self.titles):
             return ""
+        titled = self._titled(text, hit, left, before)
+        if titled:
+            return titled
         # the hit opens its sentence, or follows a short heading on its line ("Notice for the warehouse: …")
         colon = text.rfind(":", left, hit.start)
         if len(before) > 2 and (colon < 0 or len(_words(text[colon : hit.start])) > 2 or len(before) > HEADING_WORDS):
@@ -1023,11 +1081,11 @@ def _by_last(phrases: _Phrases) -> dict[str, tuple[tuple[str, ...], ...]]:
     return {last: tuple(group) for last, group in found.items()}
 
 
-def _phrases(value: Any, key: str, where: str) -> _Phrases:
+def _phrases(value: Any, key: str, where: str, wildcards: bool = False) -> _Phrases:
     if value is None:
         return _Phrases()
-    found = tuple(tuple(_words(p)) for p in _texts(value, key, where))
-    if any(not words for words in found):
+    found = tuple(tuple(_words(p, cue=wildcards)) for p in _texts(value, key, where))
+    if any(not words or set(words) == {WILDCARD} for words in found):
         raise UseRulesError(f"{where}: {key}: a phrase has no word")
     return _Phrases(found)
 

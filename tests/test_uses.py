@@ -1334,3 +1334,90 @@ def test_the_new_reclaimed_shapes_leave_a_hostile_writers_words_an_attack(
     language: str, text: str, surface: str
 ) -> None:
     assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 29: the speaker praised for saying it, after a report ("he's the only one talking sense")
+        (
+            "en",
+            "The bouncer told my cousin the whole queue were pikeys, and he's the only one on that door talking sense.",
+            "pikeys",
+            "attack",
+        ),
+        (
+            "de",
+            "Der Trainer hat gesagt, die halbe Mannschaft seien Kanaken, und ehrlich, der Mann redet Klartext.",
+            "Kanaken",
+            "attack",
+        ),
+        # agreement with one or two words inside it ("heeft die ouwe gelijk", "hat der Mann recht")
+        (
+            "nl",
+            "Mijn oom noemt ze de kutmarokkanen van de overkant, en voor één keer heeft die ouwe gelijk.",
+            "kutmarokkanen",
+            "attack",
+        ),
+        ("de", "Mein Nachbar sagt, die Kanaken klauen, und der Mann hat recht.", "Kanaken", "attack"),
+        # asked to stop passing it on
+        (
+            "en",
+            "Mum, please stop forwarding those migrant invasion clips to the group.",
+            "migrant invasion",
+            "reported",
+        ),
+        (
+            "fr",
+            "Papa, arrête de partager ces vidéos sur le grand remplacement, s'il te plaît.",
+            "grand remplacement",
+            "reported",
+        ),
+        # a greeting, the writer's name and age; a title naming the writer, then the writer after its colon
+        ("de", "Hallo! Sven, 33, typischer Ossi aus Cottbus, ich spiele Bass in der Band.", "Ossi", "reclaimed"),
+        (
+            "en",
+            "Diary of an old fart, week two at the climbing wall: I can now reach the blue hold.",
+            "old fart",
+            "reclaimed",
+        ),
+        ("it", "Per dieci anni sono stato il terrone dello spogliatoio.", "terrone", "reclaimed"),
+        # reports: a naming verb with words between it and "de", a gerund of saying, a warning
+        ("fr", "Un supporter adverse l'a traité trois fois de bougnoule pendant le match.", "bougnoule", "reported"),
+        ("el", "Ο πορτιέρης μας έδιωξε λέγοντας ότι η πλέμπα δεν μπαίνει στο VIP.", "πλέμπα", "reported"),
+    ],
+)
+def test_shapes_read_from_the_eighteenth_set(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # stop 29, each new shape tried as a hostile writer would
+        ("en", "Hi Tom, you absolute faggot.", "faggot"),
+        ("de", "Hallo! Peter, 45, typischer Kanake aus Neukölln, klaut alles.", "Kanake"),
+        ("en", "Diary of a gypsy: he stole my bike again.", "gypsy"),
+        ("en", "Stop sharing our country with scroungers.", "scroungers"),
+        ("en", "I was the target of gypsies last night.", "gypsies"),
+        ("it", "Sono la feccia, gli zingari.", "zingari"),
+        ("pt", "Ele era o pior dos ciganos.", "ciganos"),
+        ("de", "Jeder Mensch hat das Recht, die Kanaken zu hassen.", "Kanaken"),
+        ("en", "My people are sick of gypsies.", "gypsies"),
+    ],
+)
+def test_the_shapes_of_stop_29_leave_a_hostile_writers_words_an_attack(language: str, text: str, surface: str) -> None:
+    assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"self_reference": {"opening": {"titles": ["diary of a"]}}}, "titles: needs the list writer"),
+        ({"self_reference": {"greetings": "hi"}}, "greetings: expected a list of phrases"),
+        ({"agreement": ["*"]}, "agreement: a phrase has no word"),
+    ],
+)
+def test_bad_rules_of_stop_29_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(UseRulesError, match=message):
+        UseRules.from_dict(data, "en", "use.yaml")
