@@ -84,13 +84,19 @@ those with the example source too (what a site without a model runs by default).
   any change made to read its misses, committed on its own; never used to write, tune or train anything. Travel,
   migration and family: expat, visa and citizenship boards, diaspora and family group chats, a family-history
   board, wedding plans and in-laws, hostel and airline reviews, au pairs, a coach trip, old passenger lists and
-  letters home; a fifth replies, a third of its attacks look like mentions.
+  letters home; a fifth replies, a third of its attacks look like mentions. Its misses were read at stop 29, after
+  its blind run: a development set now.
+- nineteenth held-out (tests/corpora/<lang>/heldout19.yaml): written at stop 29 from stop 28's end, before any change
+  made to read the eighteenth set's misses, committed on its own; never used to write, tune or train anything.
+  Sport, fandom, gaming, music and nightlife: supporters' forums, league and club chats, game lobbies and a
+  streamer's chat, a fan wiki, band and choir chats, festival, venue and nightclub reviews, a pub quiz, referees,
+  old match programmes, club minutes and songbooks; a fifth replies, a third of its attacks look like mentions.
 
-The learned use source is trained on every set but the eighteenth held-out
+The learned use source is trained on every set but the nineteenth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
 sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
 it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
-only some sets: while developing, leave out the eighteenth held-out set, so it stays blind.
+only some sets: while developing, leave out the nineteenth held-out set, so it stays blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
@@ -158,6 +164,7 @@ GROUPS = (
     "sixteenth held-out",
     "seventeenth held-out",
     "eighteenth held-out",
+    "nineteenth held-out",
 )
 GROUP_OF_FILE = {name: GROUPS[2 + n] for n, name in enumerate(HELD_OUT_FILES)}
 
