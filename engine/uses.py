@@ -121,8 +121,10 @@ GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and th
 # ("... jokes under her selfie is not banter")
 AFTER_GAP = 4
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
-# a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions)
-_SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\s*\d)")
+# a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions); nor
+# one after a title: "chamou o Sr. Osvaldo de …", "είπε τον κ. Σταύρο …", "M. Dupont" (an initial may: "face B.")
+_TITLES = "Mr Mrs Ms Dr St Sr Sra M Mme Mlle Hr Fr Dhr Mevr Sig Dott Prof κ".split()
+_SENTENCE_END = re.compile(r"[!?;\n]|" + "".join(rf"(?<!\b{t})" for t in _TITLES) + r"\.(?!\s*\d)")
 HEADER_WORDS = 12  # "On 3 May 2026 at 10:02, Dave Smith wrote:" introduces a quoted post
 HEADER_CHARS = 120  # and a header is looked for only that far into its line
 HEADING_WORDS = 12  # a dated heading ("Hansard, March 1904:") is short
@@ -355,6 +357,7 @@ class UseRules:
             marker = marker or self.self_reference.opening(text, hit, left, right, before, after)
             marker = marker or self.self_reference.aside_of(text, hit, right)
             marker = marker or self.self_reference.introduced(text, left, hit)
+            marker = marker or self.self_reference.owned(before, after)
             if marker:
                 return UseReading("reclaimed", marker)
         quotation = self._quoted(text, hit.start, hit.end)
@@ -639,10 +642,11 @@ class _Sources:
         return cls(documents, phrases("eras"), year, phrases("entries").words, compounds, pages)
 
     def cited(self, text: str, left: int, before: list[str]) -> str:
-        """The source named in the sentence before the hit's when one of `pages` is among the first two words of the
+        """The source named in the sentence before the hit's when one of `pages` is among the first three words of the
         hit's sentence ("A 1936 walkers' guide to the dale. Page 40 says the … of the upper valley …"): "" when
         none."""
-        page = next((w for w in before[:2] if w in self.pages), "")  # "Page 40 says …", "Auf Seite 40 rät er …"
+        # "Page 40 says …", "Auf Seite 40 rät er …", "Στη δεύτερη σελίδα …"
+        page = next((w for w in before[:3] if w in self.pages), "")
         if not page or left == 0:
             return ""
         previous = text[_sentence_start(text, left - 1) : left]
@@ -742,12 +746,14 @@ class _SelfReference:
     writer: frozenset[str] = frozenset()  # a signed opening needs one of these in the post ("I", "my"), when listed
     titles: tuple[tuple[str, ...], ...] = ()  # "diary of a": a title naming the writer, then a colon and the writer
     greetings: tuple[tuple[str, ...], ...] = ()  # "hi!", "profile:": before a name, when the writer's age follows
+    was_me: tuple[tuple[str, ...], ...] = ()  # "… ero io": the sentence the hit opens says it was the writer
+    who: frozenset[str] = frozenset()  # "che", "who": the relative pronoun right after the hit in such a sentence
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
         if data is None:
             return None
-        others = ("opening", "aside", "introductions", "greetings")
+        others = ("opening", "aside", "introductions", "greetings", "was_me")
         if not isinstance(data, dict) or (
             not (data.get("as") and data.get("first_person")) and not data.keys() & set(others)
         ):
@@ -785,7 +791,27 @@ class _SelfReference:
         if titles and not writer:
             raise UseRulesError(f"{where}: self_reference.opening.titles: needs the list writer (who the title names)")
         greetings = _phrases(data.get("greetings"), "self_reference.greetings", where).words
-        return cls(markers, pronouns, words, here, ages, signs, aside, introductions, links, writer, titles, greetings)
+        owned = data.get("was_me") or {}
+        if not isinstance(owned, dict) or bool(owned) != bool(owned.get("end") and owned.get("who")):
+            raise UseRulesError(f"{where}: self_reference.was_me: expected a mapping with the lists who and end")
+        was_me = _phrases(owned.get("end"), "self_reference.was_me.end", where).words
+        who = _word_set(owned.get("who") or [], "self_reference.was_me.who", where)
+        return cls(
+            markers,
+            pronouns,
+            words,
+            here,
+            ages,
+            signs,
+            aside,
+            introductions,
+            links,
+            writer,
+            titles,
+            greetings,
+            was_me,
+            who,
+        )
 
     def introduced(self, text: str, left: int, hit: Hit) -> str:
         """The cue ("introduction: I'm Priya, …") when the hit is among the appositions of the writer introducing
@@ -842,6 +868,15 @@ class _SelfReference:
             mine = self.aside.find(inside) if len(inside) <= ASIDE_WORDS else ""
             mine = mine if " " in mine else ""  # a lone pronoun among other words identifies no one: "(I saw it)"
         return f"aside: {text[opening + 1 : closing].strip()}" if mine else ""  # as written: "yes, that's me …"
+
+    def owned(self, before: list[str], after: list[str]) -> str:
+        """The cue ("… ero io") when the hit opens its sentence (at most two words before it), one of `who` follows
+        it and the sentence ends with one of `was_me`: "Il … che ti ha prestato l'ombrello domenica ero io." ("The …
+        stole the bike, and the one who called the police was me" and "… wasn't me" are no such sentences)."""
+        if len(before) > 2 or not after or after[0] not in self.who:
+            return ""
+        said = next((p for p in self.was_me if tuple(after[-len(p) :]) == p), None)
+        return f"… {' '.join(said)}" if said else ""
 
     def _titled(self, text: str, hit: Hit, left: int, before: list[str]) -> str:
         """The cue ("title: diary of a …") when the post or a line opens with one of `titles` right before the hit
@@ -926,6 +961,7 @@ class _Speech:
     naming: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)  # "called", "dà del": by last word
     subjects: frozenset[str] = frozenset()  # a report's subject right after its verb, with no "that" ("said the …")
     me: frozenset[str] = frozenset()  # the writer named by a naming verb ("nennt mich"): its reach is the clause
+    stop: tuple[tuple[str, ...], ...] = ()  # "stop", "arrêter d": before or opening a naming verb, a request to stop
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Speech | None:
@@ -944,6 +980,7 @@ class _Speech:
             _by_last(_phrases(data.get("naming") or [], "speech.naming", where)),
             _word_set(data.get("subjects") or [], "speech.subjects", where),
             _word_set(data.get("me") or [], "speech.me", where),
+            _phrases(data.get("stop") or [], "speech.stop", where).words,
         )
 
     def find(self, before: list[str]) -> str:
@@ -975,7 +1012,8 @@ class _Speech:
         """The verb ("called", "dà del") when someone else names people with the hit: one of `naming` ending within
         NAMING_WORDS words before the hit in its clause (anywhere in it when one of `me` stands within three words after
         the verb: "noemt mijn teamleider mij … de ouwe taart"), with no `writer` pronoun from three words before the
-        verb to the word after it ("I call them ...", "wie nennt man ..."): "" if none."""
+        verb to the word after it ("I call them ...", "wie nennt man ..."), unless one of `stop` comes right before the
+        verb or opens it ("can we stop calling …", "on peut arrêter d'appeler …"): "" if none."""
         n = len(clause)
         for end in range(n, 0, -1):
             for verb in self.naming.get(clause[end - 1], ()):
@@ -983,6 +1021,11 @@ class _Speech:
                 if end >= size and tuple(clause[end - size : end]) == verb:
                     if n - end > NAMING_WORDS and self.me.isdisjoint(clause[end : end + 3]):
                         continue  # far from the hit, unless the writer is the one named ("nennt mich …")
+                    start = end - size
+                    if any(
+                        verb[: len(s)] == s or tuple(clause[max(0, start - len(s)) : start]) == s for s in self.stop
+                    ):
+                        return " ".join(verb)  # "can we stop calling the … the …": the writer's request is no naming
                     if not self.writer.isdisjoint(clause[max(0, end - size - 3) : end - size] + clause[end : end + 1]):
                         return ""
                     return " ".join(verb)

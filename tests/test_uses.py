@@ -1421,3 +1421,80 @@ def test_the_shapes_of_stop_29_leave_a_hostile_writers_words_an_attack(language:
 def test_bad_rules_of_stop_29_are_refused_with_the_reason(data: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(UseRulesError, match=message):
         UseRules.from_dict(data, "en", "use.yaml")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 29: a quoted post or a quotation agreed with in other words ("nothing to add", "μεγάλα λόγια")
+        (
+            "en",
+            "[quote=Gaz]their keeper is a proper poof[/quote]\nFirst true thing you've posted. Watch him dive.",
+            "poof",
+            "attack",
+        ),
+        ("fr", "Le président du club : « des tapettes, tous ». Rien à ajouter, président.", "tapettes", "attack"),
+        ("el", "Ο προπονητής: «δεν θέλω γυναικούλες στην άμυνα». Μεγάλα λόγια, κόουτς.", "γυναικούλες", "attack"),
+        (
+            "pt",
+            "O porteiro diz que a pretalhada não entra no bar. Está certo, devia ser em todo o lado.",
+            "pretalhada",
+            "attack",
+        ),
+        # asked to stop calling someone by the word, in the first person plural too
+        ("en", "can we stop calling the new drummer the retard, even as a joke?", "retard", "reported"),
+        ("fr", "on peut arrêter d'appeler Léo l'autiste à chaque fausse note ?", "autiste", "reported"),
+        # the word said or sung by someone else; the writer's team named by it; "the … who … was me"
+        ("en", "A lad on the terrace yelled something about poofs and got thrown out.", "poofs", "reported"),
+        ("pt", "Somos os farofeiros do campeonato e jogamos às quintas.", "farofeiros", "reclaimed"),
+        ("it", "Il terrone che ti ha offerto il caffè in trasferta ero io.", "terrone", "reclaimed"),
+        # a title before a name does not end the sentence; a page in the third word; an old songbook; „…“ in Dutch
+        ("pt", "O treinador chamou o Sr. Abílio de maricas à frente de todos.", "maricas", "reported"),
+        (
+            "el",
+            "Βρήκαμε ένα τετράδιο του 1975. Στη δεύτερη σελίδα είναι ένα σύνθημα για τους κουκουέδες.",
+            "κουκουέδες",
+            "historical",
+        ),
+        ("de", "Im Liederheft von 1952 steht eine Strophe über die Polacken von der Zeche.", "Polacken", "historical"),
+        ("nl", "De portier zei: „Geen invaliden na middernacht.“ We gingen naar huis.", "invaliden", "quoted"),
+    ],
+)
+def test_shapes_read_from_the_nineteenth_set(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # stop 29, the nineteenth set's shapes tried as a hostile writer would
+        ("en", "The gypsies stole the bike, and the one who called the police was me.", "gypsies"),
+        ("en", "The faggot who keyed my car wasn't me, it was you.", "faggot"),
+        ("en", "Stop calling them refugees, they are the invaders.", "invaders"),
+        ("en", "We are the victims of gypsies.", "gypsies"),
+        ("en", "Why is a troon allowed in the women's changing room?", "troon"),
+        ("en", "Mr. Smith is a faggot.", "faggot"),
+        ("fr", "Le coach a glissé que les tapettes restent au vestiaire, et franchement rien à ajouter.", "tapettes"),
+        ("fr", "Samedi : appeler la mairie pour les niaks du 8 qui étendent leur linge sur la grille.", "niaks"),
+    ],
+)
+def test_the_nineteenth_sets_shapes_leave_a_hostile_writers_words_an_attack(
+    language: str, text: str, surface: str
+) -> None:
+    assert read(text, surface, language)[0] == "attack"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"self_reference": {"was_me": {"end": ["was me"]}}}, "was_me: expected a mapping with the lists who and end"),
+        ({"self_reference": {"was_me": ["was me"]}}, "was_me: expected a mapping"),
+        ({"speech": {"verbs": ["said"], "that": ["that"], "stop": "stop"}}, "speech.stop: expected a list"),
+    ],
+)
+def test_bad_rules_of_stop_29_round_two_are_refused_with_the_reason(
+    data: dict,  # type: ignore[type-arg]
+    message: str,
+) -> None:
+    with pytest.raises(UseRulesError, match=message):
+        UseRules.from_dict(data, "en", "use.yaml")
