@@ -134,6 +134,14 @@ def test_words_with_other_accents_and_names_addressed_or_unaccented() -> None:
     ]
 
 
+def test_a_team_word_after_a_capitalized_term_makes_a_teams_name_not_a_persons() -> None:
+    """stop 29, found by a heldout19 writer: "Polentoni United" was taken for a person's name; a surname stays a name."""
+    assert hits(shipped("it"), "La squadra si chiama Polentoni United e gioca il martedì.", "it") == [
+        ("Polentoni", "it-polentone")
+    ]
+    assert hits(shipped("it"), "Ho incontrato Mario Sordo al bar.", "it") == []
+
+
 def test_an_exact_term_never_matches_the_other_words_of_its_lemma(tmp_path: Path) -> None:
     """stop 25, found by a heldout13 writer: the dictionary gives Portuguese "sapata" and "sapatão" the lemma
     "sapato" (a shoe), so every shoe was a hit of pt-sapatao; `exact: true` keeps a term to its own spelling."""

@@ -48,6 +48,14 @@ PLACE_WORDS: frozenset[str] = frozenset(
     """.split()
 )
 
+# Words that follow a word to make a team's or a club's name, not a person's (Polentoni United, Ricchioni FC): a
+# capital beside them is no evidence of a name.
+TEAM_WORDS: frozenset[str] = frozenset(
+    """
+    united fc afc cf sc sv vv ac as club athletic rovers wanderers rangers crew squad team army
+    """.split()
+)
+
 # Place words that are everyday words too (German and Dutch "weg": away): in capitals ("TUNTEN WEG VON UNSEREN
 # KINDERN") they say nothing about a place.
 EVERYDAY_PLACE_WORDS: frozenset[str] = frozenset({"weg"})
@@ -287,6 +295,8 @@ class HeuristicNameFilter:
             return True
         if _shouted(token) or styled(text, tokens, first, last, language):
             return False
+        if after is not None and after.text.lower() in TEAM_WORDS:
+            return False  # a team's name: "la squadra si chiama Polentoni United"
         if self._after_particles(text, tokens, first, lower_case_term, language):
             return True
         # Shouted words and other hits are not names ("CRIPPLE Faggots", "Junkies Faggots").
