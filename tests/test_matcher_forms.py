@@ -135,7 +135,7 @@ def test_words_with_other_accents_and_names_addressed_or_unaccented() -> None:
 
 
 def test_a_team_word_after_a_capitalized_term_makes_a_teams_name_not_a_persons() -> None:
-    """stop 29, found by a heldout19 writer: "Polentoni United" was taken for a person's name; a surname stays a name."""
+    """stop 29, found by a heldout19 writer: "Polentoni United" was taken for a person's name; surnames stay names."""
     assert hits(shipped("it"), "La squadra si chiama Polentoni United e gioca il martedì.", "it") == [
         ("Polentoni", "it-polentone")
     ]
