@@ -63,6 +63,12 @@ def decide(hits: Sequence[Hit], verdicts: dict[str, Verdict], targeting: Targeti
         label = "flagged"
         if contentious:
             reasons.append(f"{len(contentious)} contentious term(s)")
+            # what made a hit an attack when the use rules saw a cue: '"…". Nothing to add.', "…, you …"
+            reasons += [
+                f"“{h.surface}” is read as used against people ({v.use_cue})"
+                for h, v in judged
+                if v.status == "contentious" and not v.mention and v.use == "attack" and v.use_cue
+            ]
         if hateful:
             reasons.append("the text attacks people for " + ", ".join(targeting.characteristics))
         confidence = max([v.confidence for v in contentious] + ([targeting.confidence] if hateful else []))

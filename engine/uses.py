@@ -179,8 +179,11 @@ class _Phrases:
     def find(self, words: list[str]) -> str:
         joined = f" {' '.join(words)} "
         for phrase, spaced in zip(self.words, self.spaced, strict=True):
-            if spaced in joined if isinstance(spaced, str) else spaced.search(joined):
-                return " ".join(phrase)
+            if isinstance(spaced, str):
+                if spaced in joined:
+                    return " ".join(phrase)
+            elif found := spaced.search(joined):
+                return found.group(0).strip()  # the words themselves: "hat der alte recht"
         return ""
 
 

@@ -407,6 +407,21 @@ def test_statement_of_a_quoted_slur_says_the_text_was_not_judged_hateful(api: Te
     assert "not judged hateful" not in api.get(f"/analyses/{flagged}/statement", headers={"Accept": "text/html"}).text
 
 
+def test_statement_of_a_quotation_agreed_with_says_what_made_it_an_attack(api: TestClient) -> None:
+    """stop 29: a flagged quotation showed only "1 term used in an offensive sense"; the writer who quoted and then
+    agreed now reads which of their words made it an attack."""
+    analysis_id = analyse(api, '"No half-castes on this estate," the landlord said at the meeting. Nothing to add.')
+    body = statement_json(api, analysis_id)
+    assert body["decision"]["label"] == "flagged", (body["decision"], body["detected"])
+    assert "“half-castes” is read as used against people (nothing to add)" in body["decision"]["reasons"]
+    page = api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "text/html"}).text
+    assert "“half-castes” reads here as aimed at people (nothing to add)" in page
+    detail = api.get(f"/analyses/{analysis_id}", headers={"Accept": "text/html"}).text
+    assert '<p class="use"><strong>Use:</strong> used against people (<bdi>nothing to add</bdi>)</p>' in detail
+    quoted = analyse(api, 'The landlord said "no half-castes on this estate" and we reported him.')
+    assert not any("used against people" in r for r in statement_json(api, quoted)["decision"]["reasons"])
+
+
 def test_statement_of_a_moderator_decision_names_no_moderator(moderator: TestClient) -> None:
     analysis_id = analyse(moderator)
     overturned = act(

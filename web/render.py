@@ -131,6 +131,10 @@ _READER_REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], .
     ),
     (re.compile(r"^the term-free check was undetermined"), lambda m: lookup("reason.targeting_undecided")),
     (re.compile(r"^deferred: confidence"), lambda m: lookup("reason.deferred")),
+    (
+        re.compile(r"^“(.+)” is read as used against people \((.+)\)$"),
+        lambda m: text("reason.attack_cue", surface=m[1], cue=m[2]),
+    ),
     (re.compile(r"^vocabulary-only mode"), lambda m: lookup("reason.vocabulary_only")),
     (
         re.compile(r"^no contentious term, and the term-free check found no attack$"),
