@@ -110,6 +110,7 @@ SENTENCE_START = "^"
 ENDORSED_SENTENCES = 2  # a quotation's or report's endorsement comes in the sentences right after it
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
+_AND = frozenset({"and", "et", "und", "en", "e", "y", "και", "&"})  # between names given together ("Sam and Jo")
 _CLAUSE_BREAKS = ",;:()\n\u2013\u2014"  # a naming verb reaches the hit within its clause
 GROUP_NAME = "capitalized as a group's name"  # the cue of a hit read by `group_names`
 _TOKENIZER = RegexTokenizer()
@@ -838,19 +839,26 @@ class _SelfReference:
                 if len(_words(parts[at])) > ASIDE_WORDS:
                     return ""
                 continue
-            opening = " ".join(raw[:-1])
-            if at == 0 and len(raw) == 1:  # the name opens its sentence: "hi! Mei, 24, …"
+            names = raw[:-1]
+            while len(names) >= 2 and names[-1].lower() in _AND and names[-2][:1].isupper():
+                names = names[:-2]  # "we're Sam and Jo": the names given together
+            opening = " ".join(names)
+            if at == 0 and not names:  # the name opens its sentence: "hi! Mei, 24, …"
                 opening = text[text.rfind("\n", 0, left) + 1 : left]
                 opening = opening if len(_words(opening)) <= 3 else ""
             words = _words(opening)
-            # a greeting needs the writer's age, and the writer in the rest of the post ("Hallo! Peter, 45, typischer
-            # … aus Neukölln, klaut alles" describes someone else)
+            heading = opening.rstrip().endswith(":")  # "Profile on Neighbours: Ornella, 58, …" heads a profile
+            if heading:
+                words = _words(opening.rsplit(":", 1)[0])[:2]
+            # a greeting needs the writer's age, and outside a profile's heading the writer in the rest of the post
+            # ("Hallo! Peter, 45, typischer … aus Neukölln, klaut alles" describes someone else)
             aged = any(c.isdigit() for part in parts[at + 1 : -1] for c in part) and (
-                not self.writer or not self.writer.isdisjoint(_words(text[hit.end : hit.end + CONTEXT]))
+                heading or not self.writer or not self.writer.isdisjoint(_words(text[hit.end : hit.end + CONTEXT]))
             )
-            for phrase in self.introductions + (self.greetings if aged else ()):
-                if tuple(words[-len(phrase) :]) == phrase:
-                    said = f"{opening.strip()} {raw[-1]}" if len(raw) == 1 else parts[at].strip()
+            greetings = self.greetings if aged else ()
+            for phrase in greetings if heading else self.introductions + greetings:
+                if tuple(words[: len(phrase)] if heading else words[-len(phrase) :]) == phrase:
+                    said = f"{opening.strip()} {raw[-1]}" if not names or heading else parts[at].strip()
                     return f"introduction: {said}, …"  # the writer's own words: "I'm Priya, …"
         return ""
 

@@ -1498,3 +1498,53 @@ def test_bad_rules_of_stop_29_round_two_are_refused_with_the_reason(
 ) -> None:
     with pytest.raises(UseRulesError, match=message):
         UseRules.from_dict(data, "en", "use.yaml")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 29: a report the writer believes ("I believe every word he says", "je le crois sur parole")
+        (
+            "en",
+            "The concierge says the landlord is moving rapefugees into flat 9, and I believe every word he says.",
+            "rapefugees",
+            "attack",
+        ),
+        ("fr", "Le gardien dit que des muzz vont arriver au 3e, et je le crois sur parole.", "muzz", "attack"),
+        # two writers introducing themselves by name; a profile under a heading, with an age
+        ("nl", "Hoi buren! Wij zijn Lea en Ines, twee potten van in de dertig, net verhuisd.", "potten", "reclaimed"),
+        (
+            "it",
+            "Profilo su Vicini di Casa: Ornella, 58 anni, zitella per scelta, presto il trapano.",
+            "zitella",
+            "reclaimed",
+        ),
+        ("it", "ciao mamme sono la zoppa della 3B, arrivo tardi domani.", "zoppa", "reclaimed"),
+        # others writing about the word, answered
+        (
+            "pt",
+            "Debaixo da notícia há quem escreva sobre imigrantes ilegais. As famílias tinham todas autorização.",
+            "imigrantes ilegais",
+            "reported",
+        ),
+    ],
+)
+def test_shapes_read_from_the_twentieth_set(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 29, the twentieth set's shapes tried as a hostile writer would, and a report the writer doubts
+        ("en", "We're Tom and Dave, and those faggots next door should move.", "faggots", "attack"),
+        ("de", "Wir sind Tom und Jan, und die Kanaken von nebenan sollen weg.", "Kanaken", "attack"),
+        ("it", "Loro sono i terroni del quartiere.", "terroni", "attack"),
+        ("it", "C'è chi parla di immigrati clandestini e ha ragione.", "immigrati clandestini", "attack"),
+        ("en", "He called me a faggot on the bus. I believe him when he says he's sorry.", "faggot", "reported"),
+    ],
+)
+def test_the_twentieth_sets_shapes_tried_as_a_hostile_writer_would(
+    language: str, text: str, surface: str, use: str
+) -> None:
+    assert read(text, surface, language)[0] == use
