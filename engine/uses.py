@@ -125,7 +125,8 @@ _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "
 # a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions); nor
 # one after a title: "chamou o Sr. Osvaldo de …", "είπε τον κ. Σταύρο …", "M. Dupont" (an initial may: "face B.")
 _TITLES = "Mr Mrs Ms Dr St Sr Sra M Mme Mlle Hr Fr Dhr Mevr Sig Dott Prof κ".split()
-_SENTENCE_END = re.compile(r"[!?;\n]|" + "".join(rf"(?<!\b{t})" for t in _TITLES) + r"\.(?!\s*\d)")
+# the dot first: the titles are looked behind at a dot only, not at every character
+_SENTENCE_END = re.compile(r"[!?;\n]|\." + "".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"(?!\s*\d)")
 HEADER_WORDS = 12  # "On 3 May 2026 at 10:02, Dave Smith wrote:" introduces a quoted post
 HEADER_CHARS = 120  # and a header is looked for only that far into its line
 HEADING_WORDS = 12  # a dated heading ("Hansard, March 1904:") is short
@@ -164,6 +165,7 @@ class _Phrases:
 
     words: tuple[tuple[str, ...], ...] = ()
     spaced: tuple[str | re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    plain: bool = field(init=False, repr=False, compare=False)  # no `*`: one quick look per phrase
 
     def __post_init__(self) -> None:
         spaced = tuple(
@@ -173,12 +175,15 @@ class _Phrases:
             for p in self.words
         )
         object.__setattr__(self, "spaced", spaced)
+        object.__setattr__(self, "plain", all(isinstance(p, str) for p in spaced))
 
     def __bool__(self) -> bool:
         return bool(self.words)
 
     def find(self, words: list[str]) -> str:
         joined = f" {' '.join(words)} "
+        if self.plain:
+            return next((spaced[1:-1] for spaced in self.spaced if spaced in joined), "")  # type: ignore[index]
         for phrase, spaced in zip(self.words, self.spaced, strict=True):
             if isinstance(spaced, str):
                 if spaced in joined:
