@@ -183,7 +183,7 @@ class _Phrases:
     def find(self, words: list[str]) -> str:
         joined = f" {' '.join(words)} "
         if self.plain:
-            return next((spaced[1:-1] for spaced in self.spaced if spaced in joined), "")  # type: ignore[index]
+            return next((spaced[1:-1] for spaced in self.spaced if spaced in joined), "")  # type: ignore[index,operator]
         for phrase, spaced in zip(self.words, self.spaced, strict=True):
             if isinstance(spaced, str):
                 if spaced in joined:
