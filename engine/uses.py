@@ -165,7 +165,7 @@ class _Phrases:
 
     words: tuple[tuple[str, ...], ...] = ()
     spaced: tuple[str | re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
-    plain: bool = field(init=False, repr=False, compare=False)  # no `*`: one quick look per phrase
+    plain: tuple[str, ...] | None = field(init=False, repr=False, compare=False)  # no `*`: one quick look each
 
     def __post_init__(self) -> None:
         spaced = tuple(
@@ -175,15 +175,16 @@ class _Phrases:
             for p in self.words
         )
         object.__setattr__(self, "spaced", spaced)
-        object.__setattr__(self, "plain", all(isinstance(p, str) for p in spaced))
+        plain = tuple(p for p in spaced if isinstance(p, str))
+        object.__setattr__(self, "plain", plain if len(plain) == len(spaced) else None)
 
     def __bool__(self) -> bool:
         return bool(self.words)
 
     def find(self, words: list[str]) -> str:
         joined = f" {' '.join(words)} "
-        if self.plain:
-            return next((spaced[1:-1] for spaced in self.spaced if spaced in joined), "")  # type: ignore[index,operator]
+        if self.plain is not None:
+            return next((spaced[1:-1] for spaced in self.plain if spaced in joined), "")
         for phrase, spaced in zip(self.words, self.spaced, strict=True):
             if isinstance(spaced, str):
                 if spaced in joined:
