@@ -79,7 +79,7 @@ import yaml
 
 from engine.errors import UneraseError
 from engine.hits import Hit
-from engine.text.names import plain_case, sentence_initial
+from engine.text.names import TEAM_WORDS, plain_case, sentence_initial
 from engine.text.tokenizer import RegexTokenizer
 from engine.vocabulary.model import CATEGORIES
 
@@ -110,6 +110,7 @@ SENTENCE_START = "^"
 ENDORSED_SENTENCES = 2  # a quotation's or report's endorsement comes in the sentences right after it
 # the evidence of a quoted word addressed to someone: 'Nice try, "X".', 'Go back to your ward, «X», adults are talking'
 VOCATIVE = "a quoted word addressed to someone, between commas"
+_AGAINST = frozenset({"no", "anti", "kein", "keine", "geen", "sans", "senza", "sem", "όχι", "αντι"})  # "No … FC"
 _AND = frozenset({"and", "et", "und", "en", "e", "y", "και", "&"})  # between names given together ("Sam and Jo")
 _CLAUSE_BREAKS = ",;:()\n\u2013\u2014"  # a naming verb reaches the hit within its clause
 GROUP_NAME = "capitalized as a group's name"  # the cue of a hit read by `group_names`
@@ -704,7 +705,8 @@ class _GroupNames:
     the group gave itself. A capital says nothing at a sentence's start, in a heading's style or one too short to
     judge ("The Junkie": engine.text.names.plain_case), on a term the vocabulary writes with one (German nouns,
     "Kraut") or on a term of the `conventional` categories, whose words take a capital in ordinary writing ("the
-    Polacks", "Christ killers", "a Nazi")."""
+    Polacks", "Christ killers", "a Nazi"). A team word right after the hit ("United", "FC") makes it a team's name
+    wherever it stands ("Polentoni United", engine.text.names.TEAM_WORDS)."""
 
     conventional: frozenset[str]
 
@@ -727,14 +729,18 @@ class _GroupNames:
         surface = hit.surface
         if not surface[:1].isupper() or _capitals(surface) or hit.term.literal[:1].isupper():
             return False
-        if self.conventional.intersection(hit.issue.categories):
-            return False
         tokens = _TOKENIZER.tokenize(sentence)
         start, end = hit.start - offset, hit.end - offset
         inside = [n for n, token in enumerate(tokens) if token.start >= start and token.end <= end]
         if not inside or tokens[inside[0]].start != start:
             return False
         first, last = inside[0], inside[-1]
+        if last + 1 < len(tokens) and tokens[last + 1].text.lower() in TEAM_WORDS:
+            # "Polentoni United", "Lezzies United, Thursday five-a-side": a team's name, wherever it stands; but "No
+            # Benders FC" names a team against the group
+            return first == 0 or tokens[first - 1].text.lower() not in _AGAINST
+        if self.conventional.intersection(hit.issue.categories):
+            return False
         return not sentence_initial(sentence, tokens, first) and plain_case(sentence, tokens, first, last, language)
 
 
