@@ -292,6 +292,33 @@ def test_counter_speech_gets_about_this_word_and_the_site_chooses_what_undecided
     save_screenshot(page, "widget-about-these-words")
 
 
+ENDORSED_POST = "what-the-street-needs"
+
+
+def test_a_report_the_writer_endorses_says_which_words_made_it_an_attack(
+    page: Page, forum: Forum, thread: Thread
+) -> None:
+    """stop 29: a neighbour's words reported and agreed with ("…, en hij heeft gelijk") are the writer's attack; the
+    panel says which words made the use rules read it so, as the statement of reasons does."""
+    checks = CheckLog(page)
+    page.goto(forum.url)
+    wait_until_settled(page, forum.key, len(thread.posts))
+    analysis_id = checks.results()[ENDORSED_POST]["analysis_id"]
+    document = call(f"{forum.app}/api/v1/widget/{forum.key}/analyses/{analysis_id}")
+    assert document["decision"]["label"] == "flagged"
+    verdict = document["hits"][0]["verdict"]
+    assert verdict["use"] == "attack" and verdict["use_cue"] == "heeft gelijk", verdict
+    panel = open_by_mouse(page, ENDORSED_POST)
+    details = panel.locator("details").first
+    details.locator("summary").click()
+    expect(details).to_contain_text("Read as aimed at people: heeft gelijk")
+    # a post flagged with no cue says nothing of the kind
+    other = open_by_mouse(page, FLAGGED_POST)
+    other.locator("details").first.locator("summary").click()
+    expect(other).not_to_contain_text("Read as aimed at people")
+    save_screenshot(page, "widget-endorsed-report")
+
+
 def test_the_demo_forum_itself_shows_the_same(page: Page, app: str, thread: Thread) -> None:
     page.goto(f"{app}/demo/forum")
     wait_until_settled(page, "demo", len(thread.posts))

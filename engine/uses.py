@@ -418,13 +418,18 @@ class UseRules:
         if frame:
             return UseReading("reported", frame)  # "according to the police, the man shouted ..."
         said = self.speech.find(before) if self.speech is not None else ""
-        if said and not self._endorsements.find(following):
-            return UseReading("reported", said)  # "the landlord asked if the ... upstairs had paid"
+        if said:
+            # "the landlord asked if the ... upstairs had paid"; endorsed, the writer's own: "…, and he's right"
+            agreed = self._endorsements.find(following)
+            return UseReading("attack", agreed) if agreed else UseReading("reported", said)
         if self.speech is not None and self.speech.naming:
             opens = max(left, *(text.rfind(mark, left, hit.start) + 1 for mark in _CLAUSE_BREAKS))  # the hit's clause
             naming = self.speech.named(before[len(before) - len(_WORD.findall(text, opens, hit.start)) :])
-            if naming and not self._endorsements.find(before + following):
-                return UseReading("reported", naming)  # "the councillor called the twins ...", "gli dà del ..."
+            if naming:
+                agreed = self._endorsements.find(
+                    before + following
+                )  # "the councillor called the twins …", "gli dà del …"
+                return UseReading("attack", agreed) if agreed else UseReading("reported", naming)
         echo = self._echo(text, hit)
         if echo:
             return UseReading("quoted", echo)  # 'she said: «the old man in bed 4 can wait». The old man … is my dad.'

@@ -19,7 +19,8 @@
       checked: "✓ checked", close: "Close", loading: "Loading…",
       failed: "Sorry, the explanation could not be loaded.", post: "The post", found: "Words found",
       explanation: "Explanation", decision: "Decision", sev: "severity", targets: "Targets", instead: "Alternatives",
-      sources: "Sources", neutral: "Used here in a neutral sense", unsure: "Meaning uncertain", helpful: "Helpful",
+      sources: "Sources", neutral: "Used here in a neutral sense", unsure: "Meaning uncertain",
+      aimed: "Read as aimed at people", helpful: "Helpful",
       wrong: "This is wrong", comment: "What is wrong? (optional)", send: "Send", thanks: "Thanks for your feedback.",
       sendFailed: "Sorry, your feedback could not be sent.",
       conf: "Confidence", sure: ["very sure", "fairly sure", "not very sure", "unsure"],
@@ -34,6 +35,7 @@
       loading: "Chargement…", failed: "Désolé, l’explication n’a pas pu être chargée.", post: "Le message",
       found: "Termes relevés", explanation: "Explication", decision: "Décision", sev: "gravité", targets: "Vise",
       instead: "Alternatives", sources: "Sources", neutral: "Employé ici dans un sens neutre", unsure: "Sens incertain",
+      aimed: "Lu comme visant des personnes",
       helpful: "Utile", wrong: "C’est une erreur", comment: "Qu’est-ce qui ne va pas\u00a0? (facultatif)",
       send: "Envoyer", thanks: "Merci pour votre retour.", sendFailed: "Désolé, votre retour n’a pas pu être envoyé.",
       conf: "Confiance", sure: ["très sûr", "assez sûr", "peu sûr", "incertain"],
@@ -48,6 +50,7 @@
       failed: "Δυστυχώς η εξήγηση δεν φορτώθηκε.", post: "Η ανάρτηση", found: "Όροι που βρέθηκαν",
       explanation: "Εξήγηση", decision: "Απόφαση", sev: "σοβαρότητα", targets: "Αφορά", instead: "Εναλλακτικές",
       sources: "Πηγές", neutral: "Χρησιμοποιείται εδώ με ουδέτερη σημασία", unsure: "Αβέβαιη σημασία",
+      aimed: "Διαβάζεται ως στραμμένο κατά ανθρώπων",
       helpful: "Χρήσιμο", wrong: "Αυτό είναι λάθος", comment: "Τι είναι λάθος; (προαιρετικό)", send: "Αποστολή",
       thanks: "Ευχαριστούμε για τα σχόλιά σας.", sendFailed: "Δυστυχώς τα σχόλιά σας δεν στάλθηκαν.",
       conf: "Βεβαιότητα", sure: ["πολύ σίγουρο", "αρκετά σίγουρο", "όχι πολύ σίγουρο", "αβέβαιο"],
@@ -63,7 +66,8 @@
       failed: "Die Erklärung konnte leider nicht geladen werden.", post: "Der Beitrag", found: "Gefundene Begriffe",
       explanation: "Erklärung", decision: "Entscheidung", sev: "Schweregrad", targets: "Betrifft",
       instead: "Alternativen", sources: "Quellen", neutral: "Hier in neutraler Bedeutung verwendet",
-      unsure: "Bedeutung unklar", helpful: "Hilfreich", wrong: "Das ist falsch", comment: "Was ist falsch? (optional)",
+      unsure: "Bedeutung unklar",
+      aimed: "Gelesen als gegen Menschen gerichtet", helpful: "Hilfreich", wrong: "Das ist falsch", comment: "Was ist falsch? (optional)",
       send: "Senden", thanks: "Danke für Ihre Rückmeldung.",
       sendFailed: "Die Rückmeldung konnte leider nicht gesendet werden.",
       conf: "Sicherheit", sure: ["sehr sicher", "ziemlich sicher", "nicht sehr sicher", "unsicher"],
@@ -78,7 +82,8 @@
       loading: "Laden…", failed: "De uitleg kon helaas niet worden geladen.", post: "Het bericht",
       found: "Gevonden woorden", explanation: "Uitleg", decision: "Beslissing", sev: "ernst", targets: "Betreft",
       instead: "Alternatieven", sources: "Bronnen", neutral: "Hier in neutrale betekenis gebruikt",
-      unsure: "Betekenis onzeker", helpful: "Nuttig", wrong: "Dit klopt niet",
+      unsure: "Betekenis onzeker",
+      aimed: "Gelezen als gericht tegen mensen", helpful: "Nuttig", wrong: "Dit klopt niet",
       comment: "Wat klopt er niet? (optioneel)", send: "Versturen", thanks: "Bedankt voor je feedback.",
       sendFailed: "Je feedback kon helaas niet worden verstuurd.",
       conf: "Zekerheid", sure: ["zeer zeker", "vrij zeker", "niet erg zeker", "onzeker"],
@@ -94,6 +99,7 @@
       failed: "Spiacenti, non è stato possibile caricare la spiegazione.", post: "Il messaggio",
       found: "Termini trovati", explanation: "Spiegazione", decision: "Decisione", sev: "gravità", targets: "Riguarda",
       instead: "Alternative", sources: "Fonti", neutral: "Usato qui in senso neutro", unsure: "Significato incerto",
+      aimed: "Letto come rivolto contro delle persone",
       helpful: "Utile", wrong: "È sbagliato", comment: "Cosa non va? (facoltativo)", send: "Invia",
       thanks: "Grazie per il tuo riscontro.", sendFailed: "Spiacenti, non è stato possibile inviare il riscontro.",
       conf: "Certezza", sure: ["molto sicuro", "abbastanza sicuro", "poco sicuro", "incerto"],
@@ -107,7 +113,8 @@
       words: "Sobre estas palavras", checked: "✓ verificado", close: "Fechar", loading: "Aguarde…",
       failed: "Não foi possível carregar a explicação.", post: "A mensagem", found: "Termos encontrados",
       explanation: "Explicação", decision: "Decisão", sev: "gravidade", targets: "Visa", instead: "Alternativas",
-      sources: "Fontes", neutral: "Usado aqui em sentido neutro", unsure: "Sentido incerto", helpful: "Útil",
+      sources: "Fontes", neutral: "Usado aqui em sentido neutro", unsure: "Sentido incerto",
+      aimed: "Lido como dirigido contra pessoas", helpful: "Útil",
       wrong: "Isto está errado", comment: "O que está errado? (opcional)", send: "Enviar",
       thanks: "Obrigado pelo seu comentário.", sendFailed: "Não foi possível enviar o comentário.",
       conf: "Confiança", sure: ["muito seguro", "bastante seguro", "pouco seguro", "incerto"],
@@ -412,6 +419,10 @@ textarea{display:block;box-sizing:border-box;width:100%;margin-top:.2em;font:inh
     if (cats) d.append(el("p", { class: "k" }, s.targets + ": " + cats));
     if (v.status === "neutral" || v.status === "undetermined") {
       d.append(el("p", { class: "k" }, v.status === "neutral" ? s.neutral : s.unsure));
+    }
+    // the words that made the use rules read an attack ("nothing to add" after a quotation), as the statement says
+    if (v.status === "contentious" && v.use === "attack" && v.use_cue) {
+      d.append(el("p", { class: "k" }, s.aimed + ": ", iso(v.use_cue)));
     }
     const sure = v.status !== "undetermined" && sureness(v.confidence, v.decided_by, s);
     if (sure) d.append(el("p", { class: "k" }, s.conf + ": ", sure));
