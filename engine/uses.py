@@ -203,6 +203,25 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+def _as_written(text: str, phrase: str) -> str:
+    """The words of a folded cue phrase as `text` writes them ("he s right" → "he's right"), or the phrase itself when
+    they are not found so (a description such as VOCATIVE, a cue with `*`)."""
+    lower = text.lower()
+    if len(lower) == len(text):  # most cues are written as listed, but for capitals: "You", "Nothing to add"
+        at = lower.find(phrase)
+        if at >= 0 and not (lower[at - 1 : at].isalnum() or lower[at + len(phrase) : at + len(phrase) + 1].isalnum()):
+            return text[at : at + len(phrase)]
+    folded: list[str] = []
+    where: list[int] = []
+    for at, char in enumerate(text):
+        for part in fold(char):
+            folded.append(part)
+            where.append(at)
+    words = phrase.split()
+    match = re.search(r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)", "".join(folded)) if words else None
+    return text[where[match.start()] : where[match.end() - 1] + 1] if match else phrase
+
+
 def _words(text: str, cue: bool = False) -> list[str]:
     words = _WORD.findall(fold(text))
     return words if cue else [w for w in words if w != WILDCARD]
@@ -323,7 +342,15 @@ class UseRules:
         return None
 
     def read(self, text: str, hit: Hit) -> UseReading:
-        """The use of one hit in `text`, by the nearest cue in its sentence, then quotation marks."""
+        """The use of one hit in `text`, by the nearest cue in its sentence, then quotation marks. An attack's cue is
+        given as the text writes it ("he's right", not the folded "he s right"): readers see it in the reasons."""
+        reading = self._read(text, hit)
+        if reading.use != "attack" or not reading.cue:
+            return reading
+        start = max(0, hit.start - CONTEXT)
+        return UseReading("attack", _as_written(text[start : hit.end + CONTEXT], reading.cue), reading.by)
+
+    def _read(self, text: str, hit: Hit) -> UseReading:
         left = _sentence_start(text, hit.start)
         right = _sentence_end(text, hit.end)
         before = _words(text[left : hit.start])

@@ -413,11 +413,11 @@ def test_statement_of_a_quotation_agreed_with_says_what_made_it_an_attack(api: T
     analysis_id = analyse(api, '"No half-castes on this estate," the landlord said at the meeting. Nothing to add.')
     body = statement_json(api, analysis_id)
     assert body["decision"]["label"] == "flagged", (body["decision"], body["detected"])
-    assert "“half-castes” is read as used against people (nothing to add)" in body["decision"]["reasons"]
+    assert "“half-castes” is read as used against people (Nothing to add)" in body["decision"]["reasons"]
     page = api.get(f"/analyses/{analysis_id}/statement", headers={"Accept": "text/html"}).text
-    assert "“half-castes” reads here as aimed at people (nothing to add)" in page
+    assert "“half-castes” reads here as aimed at people (Nothing to add)" in page
     detail = api.get(f"/analyses/{analysis_id}", headers={"Accept": "text/html"}).text
-    assert '<p class="use"><strong>Use:</strong> used against people (<bdi>nothing to add</bdi>)</p>' in detail
+    assert '<p class="use"><strong>Use:</strong> used against people (<bdi>Nothing to add</bdi>)</p>' in detail
     quoted = analyse(api, 'The landlord said "no half-castes on this estate" and we reported him.')
     assert not any("used against people" in r for r in statement_json(api, quoted)["decision"]["reasons"])
 

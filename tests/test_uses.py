@@ -148,7 +148,7 @@ def test_quotation_marks_of_every_style_and_scare_quotes() -> None:
     assert read("Don't be such a kike, it's late.", "kike")[0] == "attack"
     assert read('He said "hello" and then kike.', "kike")[0] == "attack"
     # scare quotes aimed at someone are an attack
-    assert read('You "kike", get out.', "kike") == ("attack", "you")
+    assert read('You "kike", get out.', "kike") == ("attack", "You")  # the cue as the text writes it
 
 
 def test_the_nearest_cue_decides_and_a_sentence_end_stops_it() -> None:
@@ -1562,3 +1562,12 @@ def test_the_twentieth_sets_shapes_tried_as_a_hostile_writer_would(
 )
 def test_a_team_word_after_the_word_names_a_team(language: str, text: str, surface: str, use: str) -> None:
     assert read(text, surface, language)[0] == use
+
+
+def test_an_endorsed_report_or_naming_carries_the_endorsement_as_its_cue() -> None:
+    """stop 29: it was an attack with no cue, offered to the learned source, and readers saw no reason."""
+    text = "Mijn buurman zei dat de gelukszoekers hier alleen voor de uitkering komen, en hij heeft gelijk."
+    assert read(text, "gelukszoekers", "nl") == ("attack", "heeft gelijk")
+    text = "The councillor called the twins pikeys at the meeting, and he's right."
+    assert read(text, "pikeys", "en") == ("attack", "he's right")
+    assert read("The councillor called the twins pikeys at the meeting.", "pikeys", "en")[0] == "reported"
