@@ -79,7 +79,7 @@ import yaml
 
 from engine.errors import UneraseError
 from engine.hits import Hit
-from engine.text.names import TEAM_WORDS, plain_case, sentence_initial
+from engine.text.names import plain_case, sentence_initial, team_word
 from engine.text.tokenizer import RegexTokenizer
 from engine.vocabulary.model import CATEGORIES
 
@@ -738,7 +738,7 @@ class _GroupNames:
     judge ("The Junkie": engine.text.names.plain_case), on a term the vocabulary writes with one (German nouns,
     "Kraut") or on a term of the `conventional` categories, whose words take a capital in ordinary writing ("the
     Polacks", "Christ killers", "a Nazi"). A team word right after the hit ("United", "FC") makes it a team's name
-    wherever it stands ("Polentoni United", engine.text.names.TEAM_WORDS)."""
+    wherever it stands ("Polentoni United", engine.text.names.team_word)."""
 
     conventional: frozenset[str]
 
@@ -767,7 +767,7 @@ class _GroupNames:
         if not inside or tokens[inside[0]].start != start:
             return False
         first, last = inside[0], inside[-1]
-        if last + 1 < len(tokens) and tokens[last + 1].text.lower() in TEAM_WORDS:
+        if last + 1 < len(tokens) and team_word(tokens[last + 1]):
             # "Polentoni United", "Lezzies United, Thursday five-a-side": a team's name, wherever it stands; but "No
             # Benders FC" names a team against the group
             return first == 0 or tokens[first - 1].text.lower() not in _AGAINST

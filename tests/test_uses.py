@@ -1556,8 +1556,10 @@ def test_the_twentieth_sets_shapes_tried_as_a_hostile_writer_would(
         # stop 29: a team word after the word makes a team's name, wherever it stands and whatever its category
         ("it", "La squadra si chiama Polentoni United e giochiamo il martedì.", "Polentoni", "reclaimed"),
         ("en", "Lezzies United, Thursday five-a-side, are short a keeper.", "Lezzies", "reclaimed"),
-        # but a team named against the group is no name the group chose
+        # but a team named against the group is no name the group chose, and the everyday words name no team
         ("en", "Team name for the summer league is sorted: No Benders FC.", "Benders", "attack"),
+        ("en", "The Gypsies team up to nick bikes every summer.", "Gypsies", "attack"),
+        ("en", "Those Pikeys army-crawl through the hedge at night.", "Pikeys", "attack"),
     ],
 )
 def test_a_team_word_after_the_word_names_a_team(language: str, text: str, surface: str, use: str) -> None:

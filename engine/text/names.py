@@ -49,7 +49,7 @@ PLACE_WORDS: frozenset[str] = frozenset(
 )
 
 # Words that follow a word to make a team's or a club's name, not a person's (Polentoni United, Ricchioni FC): a
-# capital beside them is no evidence of a name.
+# capital beside them is no evidence of a name (see `team_word`).
 TEAM_WORDS: frozenset[str] = frozenset(
     """
     united fc afc cf sc sv vv ac as club athletic rovers wanderers rangers crew squad team army
@@ -136,6 +136,11 @@ class NameFilter(Protocol):
 
 def _capitalized(token: Token) -> bool:
     return token.text[:1].isupper()
+
+
+def team_word(token: Token) -> bool:
+    """One of TEAM_WORDS written as part of a name ("United", "FC"), not the everyday word ("team up", "as")."""
+    return _capitalized(token) and token.text.lower() in TEAM_WORDS
 
 
 def _shouted(token: Token) -> bool:
@@ -295,7 +300,7 @@ class HeuristicNameFilter:
             return True
         if _shouted(token) or styled(text, tokens, first, last, language):
             return False
-        if after is not None and after.text.lower() in TEAM_WORDS:
+        if after is not None and team_word(after):
             return False  # a team's name: "la squadra si chiama Polentoni United"
         if self._after_particles(text, tokens, first, lower_case_term, language):
             return True
