@@ -425,8 +425,7 @@ class UseRules:
         if nearest is not None and nearest.kind == "reported":
             # unless the writer endorses the report: "…, die halbe Schlange seien …, und ehrlich, das ist der
             # Einzige, der noch Klartext redet"
-            agreed = self._endorsements.find(following)
-            return UseReading("attack", agreed) if agreed else UseReading("reported", nearest.text)
+            return self._reported_unless_endorsed(following, nearest.text)
         if nearest is not None and best is not None and best[4] >= 0 and self.speech is not None:
             # an attack cue inside someone else's reported clause is theirs: "you wrote that Matteo is a …"
             said, that = self.speech.find_at(before[: best[4]])
@@ -446,23 +445,24 @@ class UseRules:
             return UseReading("reported", frame)  # "according to the police, the man shouted ..."
         said = self.speech.find(before) if self.speech is not None else ""
         if said:
-            # "the landlord asked if the ... upstairs had paid"; endorsed, the writer's own: "…, and he's right"
-            agreed = self._endorsements.find(following)
-            return UseReading("attack", agreed) if agreed else UseReading("reported", said)
+            return self._reported_unless_endorsed(following, said)  # "the landlord asked if the ... upstairs had paid"
         if self.speech is not None and self.speech.naming:
             opens = max(left, *(text.rfind(mark, left, hit.start) + 1 for mark in _CLAUSE_BREAKS))  # the hit's clause
             naming = self.speech.named(before[len(before) - len(_WORD.findall(text, opens, hit.start)) :])
-            if naming:
-                agreed = self._endorsements.find(
-                    before + following
-                )  # "the councillor called the twins …", "gli dà del …"
-                return UseReading("attack", agreed) if agreed else UseReading("reported", naming)
+            if naming:  # "the councillor called the twins …", "gli dà del …"
+                return self._reported_unless_endorsed(before + following, naming)
         echo = self._echo(text, hit)
         if echo:
             return UseReading("quoted", echo)  # 'she said: «the old man in bed 4 can wait». The old man … is my dad.'
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
+
+    def _reported_unless_endorsed(self, words: list[str], cue: str) -> UseReading:
+        """A report (cue `cue`), unless the writer endorses it in `words`: then an attack whose cue is the endorsement
+        ("…, and he's right", "der noch Klartext redet")."""
+        agreed = self._endorsements.find(words)
+        return UseReading("attack", agreed) if agreed else UseReading("reported", cue)
 
     def _echo(self, text: str, hit: Hit) -> str:
         """The cue ("echoes the quotation") when the hit and ECHO_WORDS words beside it stand in the CONTEXT
@@ -796,6 +796,10 @@ class _SelfReference:
     greetings: tuple[tuple[str, ...], ...] = ()  # "hi!", "profile:": before a name, when the writer's age follows
     was_me: tuple[tuple[str, ...], ...] = ()  # "… ero io": the sentence the hit opens says it was the writer
     who: frozenset[str] = frozenset()  # "che", "who": the relative pronoun right after the hit in such a sentence
+    longest_title: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "longest_title", max((len(t) for t in self.titles), default=0))
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
@@ -848,17 +852,17 @@ class _SelfReference:
             markers,
             pronouns,
             words,
-            here,
-            ages,
-            signs,
-            aside,
-            introductions,
-            links,
-            writer,
-            titles,
-            greetings,
-            was_me,
-            who,
+            here=here,
+            ages=ages,
+            signs=signs,
+            aside=aside,
+            introductions=introductions,
+            links=links,
+            writer=writer,
+            titles=titles,
+            greetings=greetings,
+            was_me=was_me,
+            who=who,
         )
 
     def introduced(self, text: str, left: int, hit: Hit) -> str:
@@ -888,7 +892,7 @@ class _SelfReference:
                 names = names[:-2]  # "we're Sam and Jo": the names given together
             opening = " ".join(names)
             if at == 0 and not names:  # the name opens its sentence: "hi! Mei, 24, …"
-                opening = text[text.rfind("\n", 0, left) + 1 : left]
+                opening = text[(text.rfind("\n", max(0, left - CONTEXT), left) + 1) or max(0, left - CONTEXT) : left]
                 opening = opening if len(_words(opening)) <= 3 else ""
             words = _words(opening)
             heading = opening.rstrip().endswith(":")  # "Profile on Neighbours: Ornella, 58, …" heads a profile
@@ -937,11 +941,7 @@ class _SelfReference:
         """The cue ("title: diary of a …") when the post or a line opens with one of `titles` right before the hit
         (one word may stand between), and the title ends at a colon on its line after which the writer speaks first
         ("Confessions of a …, year six in Perth: I have finally …"; not "Diary of a …: he cried all day")."""
-        if (
-            not self.titles
-            or len(before) > max(len(t) for t in self.titles) + 1
-            or text[:left].strip(" \t")[-1:] not in ("", "\n")
-        ):
+        if not self.titles or len(before) > self.longest_title + 1 or not _opens_line(text, left):
             return ""
         for title in self.titles:
             size = len(title)
@@ -976,10 +976,7 @@ class _SelfReference:
         colon = text.rfind(":", left, hit.start)
         if len(before) > 2 and (colon < 0 or len(_words(text[colon : hit.start])) > 2 or len(before) > HEADING_WORDS):
             return ""
-        start = left
-        while start > 0 and text[start - 1] in " \t":
-            start -= 1
-        if start > 0 and text[start - 1] != "\n":
+        if not _opens_line(text, left):
             return ""  # the sentence does not open the post or a line
         following = text[hit.end : right]
         age = _AGE.match(following)
@@ -1165,6 +1162,14 @@ def _opens_with_mark(text: str, line: int, stop: int) -> bool:
     while line < stop and text[line] in " \t":
         line += 1
     return line < stop and text[line] == ">"
+
+
+def _opens_line(text: str, at: int) -> bool:
+    """Whether only spaces or tabs stand between offset `at` and the start of its line (or of the text)."""
+    start = at
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    return start == 0 or text[start - 1] == "\n"
 
 
 def _line_end(text: str, at: int) -> int:
