@@ -395,7 +395,7 @@ class UseRules:
             marker = marker or self.self_reference.opening(text, hit, left, right, before, after)
             marker = marker or self.self_reference.aside_of(text, hit, right)
             marker = marker or self.self_reference.introduced(text, left, hit)
-            marker = marker or self.self_reference.owned(before, after)
+            marker = marker or self.self_reference.owned(text[hit.end : right], before, after)
             if marker:
                 return UseReading("reclaimed", marker)
         quotation = self._quoted(text, hit.start, hit.end)
@@ -928,14 +928,15 @@ class _SelfReference:
             mine = mine if " " in mine else ""  # a lone pronoun among other words identifies no one: "(I saw it)"
         return f"aside: {text[opening + 1 : closing].strip()}" if mine else ""  # as written: "yes, that's me …"
 
-    def owned(self, before: list[str], after: list[str]) -> str:
-        """The cue ("… ero io") when the hit opens its sentence (at most two words before it), one of `who` follows
-        it and the sentence ends with one of `was_me`: "Il … che ti ha prestato l'ombrello domenica ero io." ("The …
-        stole the bike, and the one who called the police was me" and "… wasn't me" are no such sentences)."""
+    def owned(self, rest: str, before: list[str], after: list[str]) -> str:
+        """The cue ("… ero io", as `rest`, the sentence after the hit, writes it) when the hit opens its sentence (at
+        most two words before it), one of `who` follows it and the sentence ends with one of `was_me`: "Il … che ti
+        ha prestato l'ombrello domenica ero io." ("The … stole the bike, and the one who called the police was me" and
+        "… wasn't me" are no such sentences)."""
         if len(before) > 2 or not after or after[0] not in self.who:
             return ""
         said = next((p for p in self.was_me if tuple(after[-len(p) :]) == p), None)
-        return f"… {' '.join(said)}" if said else ""
+        return f"… {_as_written(rest, ' '.join(said))}" if said else ""  # as written: "… ήμουν εγώ"
 
     def _titled(self, text: str, hit: Hit, left: int, before: list[str]) -> str:
         """The cue ("title: diary of a …") when the post or a line opens with one of `titles` right before the hit
@@ -954,7 +955,7 @@ class _SelfReference:
         following = _words(text[colon + 1 : colon + 40])[:1] if colon >= 0 else []
         if not following or following[0] not in self.writer:
             return ""
-        return f"title: {' '.join(title)} …"
+        return f"title: {_as_written(text[left : hit.start], ' '.join(title))} …"  # as written: "Confessions of a"
 
     def marker(self, before: list[str], clause: list[str]) -> str:
         """The cue ("as … we") when the hit follows a marker and its clause has a first-person pronoun."""
