@@ -228,6 +228,15 @@ def example_source(sources: PrecedentSource | None) -> ExampleSource | None:
     return next((s for s in chain if isinstance(s, ExampleSource)), None)
 
 
+def learned_version(analyzer: Analyzer) -> str:
+    """What the shipped learned readers are, for the keys of stored readings (web.widget.content_key): the use
+    model's version and the curated examples', each empty when that source is off. A retrained model or new
+    examples read a post again, as a new vocabulary does."""
+    uses = analyzer.use_source.model.version if isinstance(analyzer.use_source, LearnedUses) else ""
+    examples = example_source(analyzer.precedents)
+    return f"{uses},{examples.version if examples is not None else ''}"
+
+
 def learned_uses(enabled: bool, sources: PrecedentSource | None) -> LearnedUses | None:
     """The learned use source (engine.use_model), sharing the example source's embedder and cache when that
     source is on, so a context both read is embedded once; none when turned off or no use model is shipped."""

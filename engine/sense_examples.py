@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import dataclasses
+import hashlib
 import logging
 import os
 from collections import defaultdict
@@ -244,6 +245,12 @@ class ExampleSource:
         for example in self.examples:
             self._curated[(example.language, example.issue_id)].append(example)
         self._declined_logged = False
+        digest = hashlib.sha256(f"{self.min_confidence}\x00{self.k}".encode())
+        for example in sorted(self.examples, key=lambda e: (e.language, e.issue_id, e.context, e.verdict)):
+            digest.update(
+                "\x00".join(("", example.language, example.issue_id, example.context, example.verdict)).encode()
+            )
+        self.version = digest.hexdigest()[:12]  # what the curated examples decide: part of stored readings' keys
 
     def start(self) -> None:
         """Begins loading the model in the background (the web app calls it at start-up)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import json
 import time
@@ -12,9 +13,17 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from engine.analysis import BackendRouter
+from engine.analysis import Analyzer, BackendRouter
+from engine.detector import Detector
+from engine.embeddings import LazyEmbedder
+from engine.paths import shipped_vocabularies
+from engine.sense_examples import ExampleSource, load_examples
+from engine.use_model import LearnedUses, UseModel, shipped_use_model
+from engine.vocabulary.loader import load_vocabulary
 from web.cli import main as cli_main
+from web.models import Site
 from web.settings import get_settings
+from web.widget import content_key
 
 from .support.scripted_backend import ScriptedLLMBackend
 from .support.sites import ADMIN, FORUM, TOKEN, add_site
@@ -313,3 +322,27 @@ def test_site_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
         assert "{" not in "".join(lines) and lines[-2].strip().startswith("<script src=")
     finally:
         get_settings.cache_clear()
+
+
+def test_a_retrained_use_model_or_new_curated_examples_read_a_post_again() -> None:
+    """A post's stored reading is found again by its content key; the key names the learned readers, so an upgrade
+    that retrains the use model or changes the curated examples does not keep serving the old reading."""
+    detector = Detector(load_vocabulary(shipped_vocabularies() / "en"))
+    model = UseModel.load(shipped_use_model())
+    assert model is not None
+    embedder = LazyEmbedder()
+    curated, vectors = load_examples()
+    examples = ExampleSource(embedder, curated, vectors)
+    site = Site(key="forum", name="Forum")
+    text = 'He called me a "faggot" in the car park.'
+
+    def key(use_model: UseModel | None, source: ExampleSource | None) -> str:
+        uses = LearnedUses(embedder, use_model) if use_model is not None else None
+        analyzer = Analyzer(detector, precedents=source, use_source=uses)
+        return content_key(analyzer, site, text, "en")
+
+    shipped = key(model, examples)
+    assert key(model, ExampleSource(embedder, curated, vectors)) == shipped  # the same readers: found again
+    retrained = dataclasses.replace(model, version=f"{model.version}-retrained")
+    fewer = ExampleSource(embedder, curated[1:], vectors)
+    assert len({shipped, key(retrained, examples), key(model, fewer), key(None, examples), key(model, None)}) == 5

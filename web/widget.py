@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from engine.analysis import Analyzer
 from engine.errors import UneraseError
+from engine.pipeline import learned_version
 from engine.scope import Scope
 from web.models import AnalysisRecord, Site
 from web.results import analysis_document
@@ -50,7 +51,8 @@ class Post:
 def content_key(analyzer: Analyzer, site: Site, text: str, language: str | None, rules: str = "") -> str:
     """`rules`: the version of the site's term rules (engine.scope.Scope.version). The site's τ and calibration
     are not part of it: they are applied when a result is read (web.shown.summary), so changing them costs no
-    analysis."""
+    analysis. Nor are the moderator verdicts on other posts (precedents): a post keeps its reading until the
+    vocabulary, the prompts, the models or the learned readers change (engine.pipeline.learned_version)."""
     parts = (
         rules,
         site.key,
@@ -60,6 +62,7 @@ def content_key(analyzer: Analyzer, site: Site, text: str, language: str | None,
         analyzer.detector.vocabulary.version,
         analyzer.prompts.version,
         ",".join(sorted(b.model_id for b in analyzer.backends.all())),
+        learned_version(analyzer),
     )
     return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
