@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -96,6 +96,8 @@ WILDCARD_WORDS = 4  # "chamou a minha mulher de ...": who was called something t
 REPORTED_CUE = 8  # an attack cue this close after a report's "that" belongs to the reported words
 ECHO = "echoes the quotation"  # the cue of a hit whose words were quoted earlier in the text
 ECHO_WORDS = 2  # an echo repeats the hit and this many words beside it
+COMMA_REACH = 12  # "pelo que minha avó conta, na tecelagem da Mooca ele nunca foi Giuseppe: era o …": a report after
+# its verb and a comma reaches the hit within this many words
 SUBJECT_WORDS = 2  # a report with no "that": the hit comes this many words after its subject at least
 NAMING_WORDS = 6  # "called the families on the old site a bunch of …": the named people take a few words
 COMPOUND_HEAD = 5  # "notulen", "register": a document word this long ends compounds that name documents
@@ -114,6 +116,7 @@ _AGAINST = frozenset({"no", "anti", "kein", "keine", "geen", "sans", "senza", "s
 _AND = frozenset({"and", "et", "und", "en", "e", "y", "και", "&"})  # between names given together ("Sam and Jo")
 _CLAUSE_BREAKS = ",;:()\n\u2013\u2014"  # a naming verb reaches the hit within its clause
 GROUP_NAME = "capitalized as a group's name"  # the cue of a hit read by `group_names`
+SAME_WORD = "the writer's own word for themselves, used again"  # the cue of a hit read by `UseRules.carried`
 _TOKENIZER = RegexTokenizer()
 QUOTED_POST = "quoted post"  # the cue of a hit in another user's post quoted in a reply ("> ...", [quote])
 _QUOTE_CLOSE = re.compile(r"\[/quote\]", re.IGNORECASE)
@@ -350,6 +353,21 @@ class UseRules:
         start = max(0, hit.start - CONTEXT)
         return UseReading("attack", _as_written(text[start : hit.end + CONTEXT], reading.cue), reading.by)
 
+    def carried(self, text: str, hits: Sequence[Hit], readings: dict[str, UseReading]) -> dict[str, UseReading]:
+        """A hit that no cue explains, after a hit of the same entry read as the writer's own word for themselves, is
+        that word again ("Είμαι ο κοντοστούπης της βάρδιας … απόψε κερνάει ο κοντοστούπης", "Zitelle del Sabato: io e
+        mia sorella, due zitelle …"); not when one of `attack_before_quote` points at others ("those …")."""
+        own: set[str] = set()
+        for hit in sorted(hits, key=lambda h: h.start):
+            reading = readings[hit.id]
+            if reading.use == "reclaimed":
+                own.add(hit.issue.id)
+            elif reading.use == "attack" and not reading.cue and hit.issue.id in own:
+                before = _words(text[_sentence_start(text, hit.start) : hit.start])
+                if not any(tuple(before[-len(c.words) :]) == c.words for c in self.attack_before_quote):
+                    readings[hit.id] = UseReading("reclaimed", SAME_WORD)
+        return readings
+
     def _read(self, text: str, hit: Hit) -> UseReading:
         left = _sentence_start(text, hit.start)
         right = _sentence_end(text, hit.end)
@@ -446,6 +464,19 @@ class UseRules:
         said = self.speech.find(before) if self.speech is not None else ""
         if said:
             return self._reported_unless_endorsed(following, said)  # "the landlord asked if the ... upstairs had paid"
+        if self.speech is not None and "," in text[left : hit.start]:
+            found = list(re.finditer(",", text[left : hit.start]))
+            commas = [len(_words(text[left : left + m.start()])) for m in found]
+            tags = {
+                c
+                for c, m in zip(commas, found, strict=True)
+                if text[left : left + m.start()].rstrip()[-1:] in _CLOSING_MARKS
+            }
+            said = self.speech.before_comma(before, commas, tags)
+            if said.startswith("!"):
+                return UseReading("attack", said[1:])  # "as my grandad said, …": the writer's own
+            if said:
+                return self._reported_unless_endorsed(following, said)  # "meinte, um … kümmere man sich nicht"
         if self.speech is not None and self.speech.naming:
             opens = max(left, *(text.rfind(mark, left, hit.start) + 1 for mark in _CLAUSE_BREAKS))  # the hit's clause
             naming = self.speech.named(before[len(before) - len(_WORD.findall(text, opens, hit.start)) :])
@@ -897,7 +928,7 @@ class _SelfReference:
             words = _words(opening)
             heading = opening.rstrip().endswith(":")  # "Profile on Neighbours: Ornella, 58, …" heads a profile
             if heading:
-                words = _words(opening.rsplit(":", 1)[0])[:2]
+                words = _words(opening.rsplit(":", 1)[0])[:3]
             # a greeting needs the writer's age, and outside a profile's heading the writer in the rest of the post
             # ("Hallo! Peter, 45, typischer … aus Neukölln, klaut alles" describes someone else)
             aged = any(c.isdigit() for part in parts[at + 1 : -1] for c in part) and (
@@ -905,7 +936,7 @@ class _SelfReference:
             )
             greetings = self.greetings if aged else ()
             for phrase in greetings if heading else self.introductions + greetings:
-                if tuple(words[: len(phrase)] if heading else words[-len(phrase) :]) == phrase:
+                if _heads(words, phrase) if heading else tuple(words[-len(phrase) :]) == phrase:
                     said = f"{opening.strip()} {raw[-1]}" if not names or heading else parts[at].strip()
                     return f"introduction: {said}, …"  # the writer's own words: "I'm Priya, …"
         return ""
@@ -1015,6 +1046,7 @@ class _Speech:
     subjects: frozenset[str] = frozenset()  # a report's subject right after its verb, with no "that" ("said the …")
     me: frozenset[str] = frozenset()  # the writer named by a naming verb ("nennt mich"): its reach is the clause
     stop: tuple[tuple[str, ...], ...] = ()  # "stop", "arrêter d": before or opening a naming verb, a request to stop
+    endorsing: tuple[tuple[str, ...], ...] = ()  # "as", "comme": opening a clause of saying, the writer endorses it
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> _Speech | None:
@@ -1034,6 +1066,7 @@ class _Speech:
             _word_set(data.get("subjects") or [], "speech.subjects", where),
             _word_set(data.get("me") or [], "speech.me", where),
             _phrases(data.get("stop") or [], "speech.stop", where).words,
+            _phrases(data.get("endorsing") or [], "speech.endorsing", where).words,
         )
 
     def find(self, before: list[str]) -> str:
@@ -1045,11 +1078,13 @@ class _Speech:
         verb or between the verb and `that`. A clause with no `that` counts when one of `subjects` follows the verb,
         or the verb and the one told ("told Jan he …"), and more than SUBJECT_WORDS words come between it and the
         hit ("said the author is only here because she's a …")."""
-        for at in range(len(before) - 1, 0, -1):
-            if before[at] in self.that:
+        for at in range(len(before), 0, -1):
+            if at < len(before) and before[at] in self.that:
                 first = max(0, at - self.reach - 1)
-            elif before[at] in self.subjects and len(before) - at > SUBJECT_WORDS:
+            elif at < len(before) and before[at] in self.subjects and len(before) - at > SUBJECT_WORDS:
                 first = at - 2  # the verb right before the subject, or before the one told ("told Jan he …")
+            elif at >= 2 and before[at - 1] in self.me and (at == len(before) or before[at] not in self.writer):
+                first = at - 3  # the verb, then the writer told: "spent the ride telling me Leicester had …"
             else:
                 continue
             for end in range(at, first, -1):
@@ -1058,8 +1093,34 @@ class _Speech:
                     if end >= size and tuple(before[end - size : end]) == verb:
                         if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size] + before[end:at]):
                             return "", -1  # the writer's own claim: "I told him that ...", "diz-se que ..."
-                        return f"{' '.join(verb)} … {before[at]}", at
+                        return f"{' '.join(verb)} … {before[at] if at < len(before) else ''}".rstrip(" …"), at
         return "", -1
+
+    def before_comma(self, before: list[str], commas: Sequence[int], tags: Container[int] = ()) -> str:
+        """The verb ("erzählt", "gli ha detto") when what the hit's sentence says after a comma is someone else's
+        words: the words before one of `commas` (positions in `before`) end with one of `verbs`, or with a verb and
+        one of `me` ("hat mir erzählt, in Neukölln würden …", "perché, gli ha detto, i …"). Not when a `writer`
+        pronoun stands in the verb's clause ("die heb ik op de clubavond verteld, …"), nor after a quotation's tag
+        (`tags`: commas right after a closing quotation mark: '« … », qu'elle a dit, la …' names the speaker); one of
+        `endorsing` opening the clause makes it the writer's ("as my grandad said, …": the cue of an attack,
+        returned as "!as … said")."""
+        for n in range(len(commas) - 1, -1, -1):
+            at, opening = commas[n], commas[n - 1] if n else 0
+            if len(before) - at > COMMA_REACH:
+                return ""  # "Gematcht, eine Woche geschrieben, und kaum hatte ich erwähnt, dass …" is no report
+            for end in (at, at - 1):
+                if end < at and before[end] not in self.me:
+                    continue
+                for verb in self.verbs.get(before[end - 1], ()) if end > opening else ():
+                    size = len(verb)
+                    if end - opening < size or tuple(before[end - size : end]) != verb:
+                        continue
+                    if not self.writer.isdisjoint(before[opening:at]) or (n and opening in tags):
+                        return ""
+                    if any(tuple(before[opening : opening + len(e)]) == e for e in self.endorsing):
+                        return f"!{' '.join(before[opening:end])}"
+                    return " ".join(before[end - size : at])
+        return ""
 
     def named(self, clause: list[str]) -> str:
         """The verb ("called", "dà del") when someone else names people with the hit: one of `naming` ending within
@@ -1354,4 +1415,13 @@ class UseDetector:
         rules = self.rules(language)
         if rules is None:
             return {hit.id: UseReading() for hit in hits}
-        return {hit.id: rules.read(text, hit) for hit in hits}
+        readings = {hit.id: rules.read(text, hit) for hit in hits}
+        return rules.carried(text, hits, readings)
+
+
+def _heads(heading: list[str], phrase: tuple[str, ...]) -> bool:
+    """Whether `phrase` stands in a profile's heading ("Driver bio", "Profilo"), or, one word long, ends one of its
+    words ("Fahrerprofil")."""
+    if len(phrase) == 1:
+        return any(word.endswith(phrase[0]) for word in heading)
+    return any(tuple(heading[n : n + len(phrase)]) == phrase for n in range(len(heading)))
