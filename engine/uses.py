@@ -105,6 +105,7 @@ NUMBER = "#"  # in `self_reference.opening.ages`: any number ("since #", "de # a
 _AGE = re.compile(r"\s*,\s*(\d{2})\s*[,.;:)]")  # "Ouwe homo, 58, Zwolle": an age set off by commas
 ASIDE_WORDS = 6  # a parenthesis this close after the hit speaks of those it names; an apposition is this short
 ASIDE_PARTS = 3  # an introduction ("I'm Priya, second year, resident …") has at most this many parts before the hit
+WE_WORDS = 4  # "Οι … της γειτονιάς πήγαμε": the verb in the first person plural comes this close after the hit
 OPENING_WORDS = 5  # the writer's age or place follows a post's opening word this closely ("Terrona a Torino dal 2009")
 # an attack_before_quote cue starting with "^" counts only when it opens the sentence: Dutch "die" is "those"
 # there ('Die "mongolen" van het tehuis ...') but a relative pronoun inside one ('de jongen die "flikker" riep')
@@ -485,6 +486,11 @@ class UseRules:
         echo = self._echo(text, hit)
         if echo:
             return UseReading("quoted", echo)  # 'she said: «the old man in bed 4 can wait». The old man … is my dad.'
+        if self.self_reference is not None and self.self_reference.we_endings:
+            closing = min((i for i in (text.find(m, hit.end, right) for m in _CLAUSE_BREAKS) if i >= 0), default=right)
+            we = self.self_reference.we_subject(before, _words(text[hit.end : closing]))
+            if we:
+                return UseReading("reclaimed", f"… {_as_written(text[hit.end : closing], we)}")  # "Οι … πήγαμε"
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
@@ -823,10 +829,15 @@ class _SelfReference:
     introductions: tuple[tuple[str, ...], ...] = ()  # "I'm", "ich bin": then a name, and the hit among its appositions
     links: frozenset[str] = frozenset()  # what may follow the hit in an introduction: "of" ("resident … of the lab")
     writer: frozenset[str] = frozenset()  # a signed opening needs one of these in the post ("I", "my"), when listed
+    others: frozenset[str] = frozenset()  # "he", "him": a profile opening with a full name speaks of no one else
     titles: tuple[tuple[str, ...], ...] = ()  # "diary of a": a title naming the writer, then a colon and the writer
     greetings: tuple[tuple[str, ...], ...] = ()  # "hi!", "profile:": before a name, when the writer's age follows
     was_me: tuple[tuple[str, ...], ...] = ()  # "… ero io": the sentence the hit opens says it was the writer
     who: frozenset[str] = frozenset()  # "che", "who": the relative pronoun right after the hit in such a sentence
+    # "Οι … της γειτονιάς πήγαμε", "os … da AE estamos": the hit as the subject of a verb in the first person plural
+    we_subjects: frozenset[str] = frozenset()  # right before the hit: "οι", "os", "noi"
+    we_endings: tuple[str, ...] = ()  # a verb's ending in the first person plural: "με", "amos", "iamo"
+    we_objects: frozenset[str] = frozenset()  # an object pronoun before that verb makes the hit its object: "τους"
     longest_title: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -836,13 +847,13 @@ class _SelfReference:
     def from_dict(cls, data: Any, where: str) -> _SelfReference | None:
         if data is None:
             return None
-        others = ("opening", "aside", "introductions", "greetings", "was_me")
+        kinds = ("opening", "aside", "introductions", "greetings", "was_me", "we_verbs")
         if not isinstance(data, dict) or (
-            not (data.get("as") and data.get("first_person")) and not data.keys() & set(others)
+            not (data.get("as") and data.get("first_person")) and not data.keys() & set(kinds)
         ):
             raise UseRulesError(
                 f"{where}: self_reference: expected a mapping with the lists as and first_person, "
-                f"or one of {', '.join(others)}"
+                f"or one of {', '.join(kinds)}"
             )
         markers = tuple(tuple(_words(p)) for p in _texts(data.get("as") or [], "self_reference.as", where))
         pronouns = _word_set(data.get("first_person") or [], "self_reference.first_person", where)
@@ -870,6 +881,7 @@ class _SelfReference:
         introductions = _phrases(data.get("introductions"), "self_reference.introductions", where).words
         links = _word_set(data.get("links") or [], "self_reference.links", where)
         writer = _word_set(opening.get("writer") or [], "self_reference.opening.writer", where)
+        others = _word_set(opening.get("others") or [], "self_reference.opening.others", where)
         titles = _phrases(opening.get("titles"), "self_reference.opening.titles", where).words
         if titles and not writer:
             raise UseRulesError(f"{where}: self_reference.opening.titles: needs the list writer (who the title names)")
@@ -879,6 +891,12 @@ class _SelfReference:
             raise UseRulesError(f"{where}: self_reference.was_me: expected a mapping with the lists who and end")
         was_me = _phrases(owned.get("end"), "self_reference.was_me.end", where).words
         who = _word_set(owned.get("who") or [], "self_reference.was_me.who", where)
+        we = data.get("we_verbs") or {}
+        if not isinstance(we, dict) or bool(we) != bool(we.get("subjects") and we.get("endings")):
+            raise UseRulesError(
+                f"{where}: self_reference.we_verbs: expected a mapping with the lists subjects and endings"
+            )
+        we_endings = tuple(fold(e) for e in _texts(we.get("endings") or [], "self_reference.we_verbs.endings", where))
         return cls(
             markers,
             pronouns,
@@ -890,10 +908,14 @@ class _SelfReference:
             introductions=introductions,
             links=links,
             writer=writer,
+            others=others,
             titles=titles,
             greetings=greetings,
             was_me=was_me,
             who=who,
+            we_subjects=_word_set(we.get("subjects") or [], "self_reference.we_verbs.subjects", where),
+            we_endings=we_endings,
+            we_objects=_word_set(we.get("objects") or [], "self_reference.we_verbs.objects", where),
         )
 
     def introduced(self, text: str, left: int, hit: Hit) -> str:
@@ -935,10 +957,30 @@ class _SelfReference:
                 heading or not self.writer or not self.writer.isdisjoint(_words(text[hit.end : hit.end + CONTEXT]))
             )
             greetings = self.greetings if aged else ()
+            if aged and not heading and at == 0 and 2 <= len(raw) <= 3 and _opens_line(text, left) and self.writer:
+                # a profile that opens with the writer's full name: the word alone in its part, and no one else
+                # spoken of in the rest ("Kees Dekker, 61, …, woont naast me en ik wil hem weg" is no profile)
+                alone = not _words(parts[-1])
+                if alone and all(w[:1].isupper() for w in raw) and self.others.isdisjoint(_words(text[hit.end :])):
+                    return f"introduction: {parts[0].strip()}, …"  # "Mia Kowalczyk, 29, … mit Lastenrad, …"
             for phrase in greetings if heading else self.introductions + greetings:
                 if _heads(words, phrase) if heading else tuple(words[-len(phrase) :]) == phrase:
                     said = f"{opening.strip()} {raw[-1]}" if not names or heading else parts[at].strip()
                     return f"introduction: {said}, …"  # the writer's own words: "I'm Priya, …"
+        return ""
+
+    def we_subject(self, before: list[str], clause: list[str]) -> str:
+        """The verb ("πηγαμε", folded) when one of `we_subjects` stands right before the hit and, within WE_WORDS words
+        of the rest of its clause (`clause`), a word ends as a verb in the first person plural, with no "and" or
+        object pronoun before it ("Οι … της γειτονιάς πήγαμε όλες μαζί", "os … da AE estamos à porta"; not "τους … τους
+        διώξαμε", "vi os … e fomos embora")."""
+        if not self.we_endings or not before or before[-1] not in self.we_subjects:
+            return ""
+        for word in clause[:WE_WORDS]:
+            if word in _AND or word in self.we_objects:
+                return ""
+            if len(word) >= 5 and word.endswith(self.we_endings):
+                return word
         return ""
 
     def aside_of(self, text: str, hit: Hit, right: int) -> str:

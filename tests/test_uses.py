@@ -1708,3 +1708,109 @@ def test_the_writers_own_word_for_themselves_used_again_stays_theirs() -> None:
 def test_a_bad_endorsing_list_is_refused_with_the_reason() -> None:
     with pytest.raises(UseRulesError, match=r"speech\.endorsing"):
         UseRules.from_dict({"speech": {"verbs": ["said"], "that": ["that"], "endorsing": "as"}}, "en", "use.yaml")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface", "use"),
+    [
+        # stop 30, read from heldout22: the word as the subject of a verb in the first person plural
+        ("el", "Οι γριές της γειτονιάς πήγαμε όλες μαζί στη συνεδρίαση.", "γριές", "reclaimed"),
+        ("pt", "amanhã RGA às 14h e os comunas da AE estamos à porta desde as 13h.", "comunas", "reclaimed"),
+        ("it", "Sabato i terroni del quartiere portiamo la passata alla festa.", "terroni", "reclaimed"),
+        # a profile that opens with the writer's full name and age
+        (
+            "de",
+            "Mia Kowalczyk, 29, Kampflesbe mit Lastenrad, im Mieterbeirat. Kommt vorbei und streitet mit mir.",
+            "Kampflesbe",
+            "reclaimed",
+        ),
+        (
+            "nl",
+            "Noor Hazelhoff, 29, pot met een bakfiets, in de huurderscommissie. Zaterdag sta ik bij de markt.",
+            "pot",
+            "reclaimed",
+        ),
+        # asked to drop the word; shouted at the writers; new verbs of saying
+        (
+            "en",
+            "Rob, enough with remoaners every time Europe comes up. Half your listeners voted remain.",
+            "remoaners",
+            "reported",
+        ),
+        (
+            "fr",
+            "Julien, tu peux lâcher les sans-dents à chaque fois qu'on parle de la ruralité ?",
+            "sans-dents",
+            "reported",
+        ),
+        (
+            "nl",
+            "Ruud, kun je de wappies een keer weglaten als het over de boerenprotesten gaat?",
+            "wappies",
+            "reported",
+        ),
+        (
+            "de",
+            "Auf der Brücke hat uns eine Gruppe die ganze Strecke Schwuchteln hinterhergebrüllt.",
+            "Schwuchteln",
+            "reported",
+        ),
+        (
+            "en",
+            "Counter-protesters followed us the whole march shouting about towelheads going home.",
+            "towelheads",
+            "reported",
+        ),
+        ("it", "Al civico 12 un signore ha risposto dal citofono che ai piddini non apre.", "piddini", "reported"),
+        # hearsay met with no surprise, a generalization after scare quotes, an old saying borne out
+        (
+            "en",
+            "My cousin says half the postal votes came from muzzie households. Doesn't surprise me in the slightest.",
+            "muzzie",
+            "attack",
+        ),
+        (
+            "nl",
+            "Mijn zwager zegt dat de helft van de volmachten van allochtonen komt. Verbaast me niks.",
+            "allochtonen",
+            "attack",
+        ),
+        ("en", '> The group voted the subsidy through\n\n"tankies" in fleeces, the lot of them.', "tankies", "attack"),
+        (
+            "el",
+            "Παλιά έλεγαν ότι ο Τούρκος δεν γίνεται ποτέ Ρωμιός, και σήμερα το βλέπουμε με τους βουλευτές.",
+            "Τούρκος",
+            "attack",
+        ),
+        ("it", "Tirchio come un ebreo, diceva mia nonna, e su certa gente aveva proprio ragione.", "ebreo", "attack"),
+    ],
+)
+def test_shapes_read_from_the_twenty_second_set(language: str, text: str, surface: str, use: str) -> None:
+    assert read(text, surface, language)[0] == use
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "surface"),
+    [
+        # stop 30, the twenty-second set's shapes tried as a hostile writer would
+        ("el", "Τους γύφτους τους διώξαμε από τη γειτονιά.", "γύφτους"),
+        ("el", "Οι γύφτοι της πλατείας θα τους διώξουμε αύριο.", "γύφτοι"),
+        ("el", "Οι γύφτοι και εμείς δεν ταιριάζουμε.", "γύφτοι"),
+        ("pt", "Vi os ciganos e fomos embora logo.", "ciganos"),
+        ("it", "I terroni li cacciamo tutti dal quartiere.", "terroni"),
+        ("nl", "Kees Dekker, 61, vuile flikker, woont naast me en ik wil hem weg.", "flikker"),
+        ("nl", "Kees Dekker, 61, flikker, woont naast me en ik wil hem weg.", "flikker"),
+        ("nl", "Mag je tegenwoordig nog zeggen dat die kopvodden altijd chagrijnig kijken?", "kopvodden"),
+    ],
+)
+def test_the_twenty_second_sets_shapes_leave_a_hostile_writers_words_an_attack(
+    language: str, text: str, surface: str
+) -> None:
+    assert read(text, surface, language)[0] == "attack"
+
+
+def test_bad_we_verbs_settings_are_refused_with_the_reason() -> None:
+    with pytest.raises(UseRulesError, match=r"self_reference\.we_verbs: expected a mapping"):
+        UseRules.from_dict({"self_reference": {"we_verbs": {"subjects": ["οι"]}}}, "el", "use.yaml")
+    with pytest.raises(UseRulesError, match=r"self_reference\.opening\.others"):
+        UseRules.from_dict({"self_reference": {"opening": {"here": ["here"], "others": "he"}}}, "en", "use.yaml")
