@@ -1637,82 +1637,6 @@ def test_an_endorsed_report_or_naming_carries_the_endorsement_as_its_cue() -> No
             "attack",
         ),
         ("pt", "O meu vizinho diz que os mitras roubam tudo, e ele é que sabe.", "mitras", "attack"),
-    ],
-)
-def test_shapes_read_from_the_twenty_first_set(language: str, text: str, surface: str, use: str) -> None:
-    assert read(text, surface, language)[0] == use
-
-
-@pytest.mark.parametrize(
-    ("language", "text", "surface"),
-    [
-        # stop 30, each new shape tried as a hostile writer would: the writer's own words stay an attack
-        ("en", "Like my dad always said, the pakis ruined this town and nobody will admit it.", "pakis"),
-        ("de", "Wie mein Opa immer sagte, Zigeuner klauen.", "Zigeuner"),
-        ("nl", "Zoals mijn opa altijd zei, die zigeuners jatten alles.", "zigeuners"),
-        ("de", "Mein Nachbar meinte, die Kanaken sollten alle raus, und er hat völlig recht.", "Kanaken"),
-        ("it", "Mio zio ha detto, i terroni rubano, e ha ragione.", "terroni"),
-        ("en", "My neighbour told me pakis are taking over and honestly he's not wrong.", "pakis"),
-        ("en", "Nobody warned me I was letting the flat to a gang of jigaboos.", "jigaboos"),
-        (
-            "nl",
-            "Die heb ik op de clubavond verteld, en met kerst vertel ik hem weer: komt een zigeuner een café binnen.",
-            "zigeuner",
-        ),
-        ("fr", "« Merci patron », qu'elle a dit, la négresse, quand je lui ai filé ses vingt euros.", "négresse"),
-        (
-            "de",
-            "Gut, dass mein Schwager sagt, die Kopftuchmädchen kriegen frei. Gut, dass er das mal laut sagt.",
-            "Kopftuchmädchen",
-        ),
-        ("en", "Hi, I'm Dave, 45, big queer hater, that's me.", "queer"),
-        ("it", "Scrivendo che i terroni sono tutti ladri, il sindaco ha detto la verità.", "terroni"),
-        ("nl", "Hij zeurde dat de zigeuners zijn fiets hadden gejat, en gelijk heeft hij.", "zigeuners"),
-    ],
-)
-def test_the_twenty_first_sets_shapes_leave_a_hostile_writers_words_an_attack(
-    language: str, text: str, surface: str
-) -> None:
-    assert read(text, surface, language)[0] == "attack"
-
-
-def test_the_writers_own_word_for_themselves_used_again_stays_theirs() -> None:
-    """stop 30, read from heldout21: a later hit of the same entry that no cue explains is the writer's word again;
-    pointed at others ("those …"), or after a hit that was not the writer's, it stays an attack."""
-    cases = [
-        (
-            "el",
-            "Στη βάρδια είμαι ο κοντοστούπης, το έχω δεχτεί. Απόψε κερνάει ο κοντοστούπης.",
-            "κοντοστούπης",
-            ["reclaimed", "reclaimed"],
-        ),
-        (
-            "it",
-            "Il banchetto delle Zitelle del Sabato: io e mia sorella, due zitelle di settant'anni, vendiamo vestiti.",
-            None,
-            ["reclaimed", "reclaimed"],
-        ),
-        ("en", "I'm a queer and those queers at the parade disgust me.", None, ["reclaimed", "attack"]),
-        ("en", "The queer next door shouted at us. The queer should move.", None, ["attack", "attack"]),
-    ]
-    for language, text, surface, uses in cases:
-        hits = sorted(detector_for(language).detect(text, language).hits, key=lambda h: h.start)
-        hits = [h for h in hits if surface is None or h.surface == surface]
-        readings = USE_DETECTOR.read(text, hits, language)
-        assert [readings[h.id].use for h in hits] == uses, text
-    text = "Στη βάρδια είμαι ο κοντοστούπης, το έχω δεχτεί. Απόψε κερνάει ο κοντοστούπης."
-    hits = sorted(detector_for("el").detect(text, "el").hits, key=lambda h: h.start)
-    assert USE_DETECTOR.read(text, hits, "el")[hits[-1].id].cue == "the writer's own word for themselves, used again"
-
-
-def test_a_bad_endorsing_list_is_refused_with_the_reason() -> None:
-    with pytest.raises(UseRulesError, match=r"speech\.endorsing"):
-        UseRules.from_dict({"speech": {"verbs": ["said"], "that": ["that"], "endorsing": "as"}}, "en", "use.yaml")
-
-
-@pytest.mark.parametrize(
-    ("language", "text", "surface", "use"),
-    [
         # stop 30, read from heldout22: the word as the subject of a verb in the first person plural
         ("el", "Οι γριές της γειτονιάς πήγαμε όλες μαζί στη συνεδρίαση.", "γριές", "reclaimed"),
         ("pt", "amanhã RGA às 14h e os comunas da AE estamos à porta desde as 13h.", "comunas", "reclaimed"),
@@ -1785,13 +1709,35 @@ def test_a_bad_endorsing_list_is_refused_with_the_reason() -> None:
         ("it", "Tirchio come un ebreo, diceva mia nonna, e su certa gente aveva proprio ragione.", "ebreo", "attack"),
     ],
 )
-def test_shapes_read_from_the_twenty_second_set(language: str, text: str, surface: str, use: str) -> None:
+def test_shapes_read_from_the_twenty_first_and_second_sets(language: str, text: str, surface: str, use: str) -> None:
     assert read(text, surface, language)[0] == use
 
 
 @pytest.mark.parametrize(
     ("language", "text", "surface"),
     [
+        # stop 30, each new shape tried as a hostile writer would: the writer's own words stay an attack
+        ("en", "Like my dad always said, the pakis ruined this town and nobody will admit it.", "pakis"),
+        ("de", "Wie mein Opa immer sagte, Zigeuner klauen.", "Zigeuner"),
+        ("nl", "Zoals mijn opa altijd zei, die zigeuners jatten alles.", "zigeuners"),
+        ("de", "Mein Nachbar meinte, die Kanaken sollten alle raus, und er hat völlig recht.", "Kanaken"),
+        ("it", "Mio zio ha detto, i terroni rubano, e ha ragione.", "terroni"),
+        ("en", "My neighbour told me pakis are taking over and honestly he's not wrong.", "pakis"),
+        ("en", "Nobody warned me I was letting the flat to a gang of jigaboos.", "jigaboos"),
+        (
+            "nl",
+            "Die heb ik op de clubavond verteld, en met kerst vertel ik hem weer: komt een zigeuner een café binnen.",
+            "zigeuner",
+        ),
+        ("fr", "« Merci patron », qu'elle a dit, la négresse, quand je lui ai filé ses vingt euros.", "négresse"),
+        (
+            "de",
+            "Gut, dass mein Schwager sagt, die Kopftuchmädchen kriegen frei. Gut, dass er das mal laut sagt.",
+            "Kopftuchmädchen",
+        ),
+        ("en", "Hi, I'm Dave, 45, big queer hater, that's me.", "queer"),
+        ("it", "Scrivendo che i terroni sono tutti ladri, il sindaco ha detto la verità.", "terroni"),
+        ("nl", "Hij zeurde dat de zigeuners zijn fiets hadden gejat, en gelijk heeft hij.", "zigeuners"),
         # stop 30, the twenty-second set's shapes tried as a hostile writer would
         ("el", "Τους γύφτους τους διώξαμε από τη γειτονιά.", "γύφτους"),
         ("el", "Οι γύφτοι της πλατείας θα τους διώξουμε αύριο.", "γύφτοι"),
@@ -1803,10 +1749,42 @@ def test_shapes_read_from_the_twenty_second_set(language: str, text: str, surfac
         ("nl", "Mag je tegenwoordig nog zeggen dat die kopvodden altijd chagrijnig kijken?", "kopvodden"),
     ],
 )
-def test_the_twenty_second_sets_shapes_leave_a_hostile_writers_words_an_attack(
-    language: str, text: str, surface: str
-) -> None:
+def test_the_shapes_of_stop_30_leave_a_hostile_writers_words_an_attack(language: str, text: str, surface: str) -> None:
     assert read(text, surface, language)[0] == "attack"
+
+
+def test_the_writers_own_word_for_themselves_used_again_stays_theirs() -> None:
+    """stop 30, read from heldout21: a later hit of the same entry that no cue explains is the writer's word again;
+    pointed at others ("those …"), or after a hit that was not the writer's, it stays an attack."""
+    cases = [
+        (
+            "el",
+            "Στη βάρδια είμαι ο κοντοστούπης, το έχω δεχτεί. Απόψε κερνάει ο κοντοστούπης.",
+            "κοντοστούπης",
+            ["reclaimed", "reclaimed"],
+        ),
+        (
+            "it",
+            "Il banchetto delle Zitelle del Sabato: io e mia sorella, due zitelle di settant'anni, vendiamo vestiti.",
+            None,
+            ["reclaimed", "reclaimed"],
+        ),
+        ("en", "I'm a queer and those queers at the parade disgust me.", None, ["reclaimed", "attack"]),
+        ("en", "The queer next door shouted at us. The queer should move.", None, ["attack", "attack"]),
+    ]
+    for language, text, surface, uses in cases:
+        hits = sorted(detector_for(language).detect(text, language).hits, key=lambda h: h.start)
+        hits = [h for h in hits if surface is None or h.surface == surface]
+        readings = USE_DETECTOR.read(text, hits, language)
+        assert [readings[h.id].use for h in hits] == uses, text
+    text = "Στη βάρδια είμαι ο κοντοστούπης, το έχω δεχτεί. Απόψε κερνάει ο κοντοστούπης."
+    hits = sorted(detector_for("el").detect(text, "el").hits, key=lambda h: h.start)
+    assert USE_DETECTOR.read(text, hits, "el")[hits[-1].id].cue == "the writer's own word for themselves, used again"
+
+
+def test_a_bad_endorsing_list_is_refused_with_the_reason() -> None:
+    with pytest.raises(UseRulesError, match=r"speech\.endorsing"):
+        UseRules.from_dict({"speech": {"verbs": ["said"], "that": ["that"], "endorsing": "as"}}, "en", "use.yaml")
 
 
 def test_bad_we_verbs_settings_are_refused_with_the_reason() -> None:
