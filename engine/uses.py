@@ -126,6 +126,7 @@ GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and th
 # an `after` cue starting with "+" may follow the hit's noun phrase: up to this many words stand between them
 # ("... jokes under her selfie is not banter")
 AFTER_GAP = 4
+_COMMA = re.compile(",")
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
 # a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions); nor
 # one after a title: "chamou o Sr. Osvaldo de …", "είπε τον κ. Σταύρο …", "M. Dupont" (an initial may: "face B.")
@@ -466,13 +467,7 @@ class UseRules:
         if said:
             return self._reported_unless_endorsed(following, said)  # "the landlord asked if the ... upstairs had paid"
         if self.speech is not None and "," in text[left : hit.start]:
-            found = list(re.finditer(",", text[left : hit.start]))
-            commas = [len(_words(text[left : left + m.start()])) for m in found]
-            tags = {
-                c
-                for c, m in zip(commas, found, strict=True)
-                if text[left : left + m.start()].rstrip()[-1:] in _CLOSING_MARKS
-            }
+            commas, tags = self._commas(text, left, hit.start, len(before))
             said = self.speech.before_comma(before, commas, tags)
             if said.startswith("!"):
                 return UseReading("attack", said[1:])  # "as my grandad said, …": the writer's own
@@ -494,6 +489,25 @@ class UseRules:
         if self.group_names is not None and self.group_names.named(text[left:right], hit, left, self.language):
             return UseReading("reclaimed", GROUP_NAME)  # "Crumblies CC, Tuesday ride: ...", "le Club des Croulants"
         return UseReading("attack", "")
+
+    @staticmethod
+    def _commas(text: str, left: int, start: int, words: int) -> tuple[list[int], set[int]]:
+        """The commas between `left` and the hit at `start`, as positions among the `words` words there, from the last
+        back to the first more than COMMA_REACH words from the hit (none further can reach it); and those right after a
+        closing quotation mark, the tags of a quotation ('« … », qu'elle a dit, …')."""
+        commas: list[int] = []
+        tags: set[int] = set()
+        for comma in sorted((m.start() for m in _COMMA.finditer(text, left, start)), reverse=True):
+            after = len(_words(text[comma:start]))
+            commas.append(words - after)
+            before = comma
+            while before > left and text[before - 1] in " \t":
+                before -= 1
+            if text[before - 1 : before] in _CLOSING_MARKS:
+                tags.add(words - after)
+            if after > COMMA_REACH:
+                break
+        return commas[::-1], tags
 
     def _reported_unless_endorsed(self, words: list[str], cue: str) -> UseReading:
         """A report (cue `cue`), unless the writer endorses it in `words`: then an attack whose cue is the endorsement
