@@ -127,12 +127,14 @@ GAP = "+"  # a cue ending in "+" allows up to `gap` words between the cue and th
 # ("... jokes under her selfie is not banter")
 AFTER_GAP = 4
 _COMMA = re.compile(",")
+_JOINED = re.compile(r"\w[ \t]+$")  # a word, then only spaces up to the hit
 _WORD = re.compile(r"\w+|\*")  # apostrophes separate: "l'appelaient" reads as "l", "appelaient"
 # a full stop before a number ends no sentence: "c. 1905", "ca. 1910", "περ. 1910", "Nr. 4" (catalogue captions); nor
 # one after a title: "chamou o Sr. Osvaldo de …", "είπε τον κ. Σταύρο …", "M. Dupont" (an initial may: "face B.")
 _TITLES = "Mr Mrs Ms Dr St Sr Sra M Mme Mlle Hr Fr Dhr Mevr Sig Dott Prof κ".split()
-# the dot first: the titles are looked behind at a dot only, not at every character
-_SENTENCE_END = re.compile(r"[!?;\n]|\." + "".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"(?!\s*\d)")
+# the dot first: the titles are looked behind at a dot only, not at every character; a dot before a comma is an
+# abbreviation's ("214 pp., brossura", "etc., and")
+_SENTENCE_END = re.compile(r"[!?;\n]|\." + "".join(rf"(?<!\b{t}\.)" for t in _TITLES) + r"(?!\s*\d|,)")
 HEADER_WORDS = 12  # "On 3 May 2026 at 10:02, Dave Smith wrote:" introduces a quoted post
 HEADER_CHARS = 120  # and a header is looked for only that far into its line
 HEADING_WORDS = 12  # a dated heading ("Hansard, March 1904:") is short
@@ -466,6 +468,10 @@ class UseRules:
         said = self.speech.find(before) if self.speech is not None else ""
         if said:
             return self._reported_unless_endorsed(following, said)  # "the landlord asked if the ... upstairs had paid"
+        joined = _JOINED.search(text, max(left, hit.start - 4), hit.start) is not None  # only a space between: "sagt …"
+        said = self.speech.object_of(before) if self.speech is not None and joined else ""
+        if said:
+            return self._reported_unless_endorsed(following, said)  # "sagt … gerade so laut, dass der es hört"
         if self.speech is not None and "," in text[left : hit.start]:
             commas, tags = self._commas(text, left, hit.start, len(before))
             said = self.speech.before_comma(before, commas, tags)
@@ -1151,6 +1157,17 @@ class _Speech:
                             return "", -1  # the writer's own claim: "I told him that ...", "diz-se que ..."
                         return f"{' '.join(verb)} … {before[at] if at < len(before) else ''}".rstrip(" …"), at
         return "", -1
+
+    def object_of(self, before: list[str]) -> str:
+        """The verb ("sagt", "typing") when it stands right before the hit: the word itself is what someone else said or
+        typed ("sagt … gerade so laut, dass der es hört", "anyone typing … at Jess"); "" when a `writer` pronoun stands
+        within three words before it ("I said …")."""
+        end = len(before)
+        for verb in self.verbs.get(before[-1], ()) if before else ():
+            size = len(verb)
+            if end >= size and tuple(before[end - size :]) == verb:
+                return "" if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size]) else " ".join(verb)
+        return ""
 
     def before_comma(self, before: list[str], commas: Sequence[int], tags: Container[int] = ()) -> str:
         """The verb ("erzählt", "gli ha detto") when what the hit's sentence says after a comma is someone else's

@@ -1707,9 +1707,58 @@ def test_an_endorsed_report_or_naming_carries_the_endorsement_as_its_cue() -> No
             "attack",
         ),
         ("it", "Tirchio come un ebreo, diceva mia nonna, e su certa gente aveva proprio ragione.", "ebreo", "attack"),
+        # stop 30, read from heldout23: the word itself as what someone else said or typed, right after the verb
+        (
+            "de",
+            "Ab der zweiten Runde macht er das Handgelenk und sagt Schwuchtel so laut, dass der Kellner es hört.",
+            "Schwuchtel",
+            "reported",
+        ),
+        ("en", "Mods: anyone typing feminazi at Jess gets a timeout, no warning.", "feminazi", "reported"),
+        ("fr", "Modos : tous ceux qui écrivent féminazie à Jess prennent un timeout.", "féminazie", "reported"),
+        # someone else's belief told, a child asking what the word means, written under each post
+        (
+            "en",
+            "Before anyone had looked at the camera the chair had decided gypsies took the copper pipe.",
+            "gypsies",
+            "reported",
+        ),
+        ("el", "Χθες γύρισε από το διάλειμμα και με ρώτησε τι σημαίνει μογγολάκι.", "μογγολάκι", "reported"),
+        (
+            "de",
+            "Derselbe Account hat unter jeden Kommentar Fotze drunter geschrieben, über vierzig Mal.",
+            "Fotze",
+            "reported",
+        ),
+        (
+            "el",
+            "Στα σχόλια του μπλογκ μου δεν θα τη λέμε ρωσοπόντια, θα τη λέμε με το όνομά της.",
+            "ρωσοπόντια",
+            "reported",
+        ),
+        # a dot before a comma ends no sentence: the old book's page is in the same run of sentences as its year
+        (
+            "pt",
+            "Manual de Civilidade, Lisboa, 1953, 198 pp., brochura. No capítulo VII fala da criada de servir.",
+            "criada de servir",
+            "historical",
+        ),
+        # the report explains the writer's trouble; an old saying still true
+        (
+            "en",
+            "Her husband says half the beds are anchor babies. Explains why I waited eleven hours for a bed.",
+            "anchor babies",
+            "attack",
+        ),
+        (
+            "nl",
+            "Zijn vrouw zegt dat de bedden vol liggen met importbruiden. Verklaart waarom ik elf uur heb gewacht.",
+            "importbruiden",
+            "attack",
+        ),
     ],
 )
-def test_shapes_read_from_the_twenty_first_and_second_sets(language: str, text: str, surface: str, use: str) -> None:
+def test_shapes_read_from_the_sets_of_stop_30(language: str, text: str, surface: str, use: str) -> None:
     assert read(text, surface, language)[0] == use
 
 
@@ -1747,6 +1796,11 @@ def test_shapes_read_from_the_twenty_first_and_second_sets(language: str, text: 
         ("nl", "Kees Dekker, 61, vuile flikker, woont naast me en ik wil hem weg.", "flikker"),
         ("nl", "Kees Dekker, 61, flikker, woont naast me en ik wil hem weg.", "flikker"),
         ("nl", "Mag je tegenwoordig nog zeggen dat die kopvodden altijd chagrijnig kijken?", "kopvodden"),
+        ("en", "As my nan always said, gooks will eat anything that moves.", "gooks"),
+        ("en", "They sent us three more Polacks who can't read a pick list.", "Polacks"),
+        ("en", "I said faggot and I meant it.", "faggot"),
+        ("de", "Er sagt Kanaken und hat recht damit.", "Kanaken"),
+        ("en", "The council has decided gypsies must leave by Friday, and about time.", "gypsies"),
     ],
 )
 def test_the_shapes_of_stop_30_leave_a_hostile_writers_words_an_attack(language: str, text: str, surface: str) -> None:
