@@ -116,13 +116,20 @@ those with the example source too (what a site without a model runs by default).
   anything. Private life online: dating apps, an advice column, parenting boards, a creator's comments and live
   chat, a recipe blog, pet owners and a vet, DIY and gardening forums, a dress-resale group, a book club; old
   etiquette books, cookbooks, agony-aunt columns, diaries, baby-name books and magazine adverts; a fifth replies, a
-  third of its attacks look like mentions.
+  third of its attacks look like mentions. Its misses were read at stop 30, after its blind run: a development set
+  now.
+- twenty-fourth held-out (tests/corpora/<lang>/heldout24.yaml): written at stop 30 after the twenty-third set's
+  blind run, before any change made to read its misses, committed on its own; never used to write, tune or train
+  anything. Tech, money and hobby communities: a programming Q&A site, an issue tracker, repair and PC-building
+  forums, a crypto and personal-finance chat, car, motorbike, photography, astronomy, fishing, hiking and
+  model-railway clubs, app-store reviews; old trade journals, manuals, club newsletters, catalogues, radio listings
+  and adverts; a fifth replies, a third of its attacks look like mentions.
 
-The learned use source is trained on every set but the twenty-third held-out
+The learned use source is trained on every set but the twenty-fourth held-out
 (tests/tools/build_use_model.py), so its figures elsewhere are training figures; its cross-validated figures are in
 sense-examples/use-model/model.yaml and printed first. Its cost is measured in the first configuration that runs
 it (every context embedded then; `--cache` would make it a cache read): wall time per offered hit. `--groups` runs
-only some sets: while developing, leave out the twenty-third held-out set, so it stays blind.
+only some sets: while developing, leave out the twenty-fourth held-out set, so it stays blind.
 
 `--compare-rules` adds the rules of another prompts folder (say, the last release's, from
 `git archive v1 prompts | tar -x -C /tmp/old`) as one more configuration, for a before/after in one run.
@@ -195,6 +202,7 @@ GROUPS = (
     "twenty-first held-out",
     "twenty-second held-out",
     "twenty-third held-out",
+    "twenty-fourth held-out",
 )
 GROUP_OF_FILE = {name: GROUPS[2 + n] for n, name in enumerate(HELD_OUT_FILES)}
 

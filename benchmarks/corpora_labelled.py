@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/corpora_labelled.py --out /tmp/corpora     # one <lang>.jsonl per language
     unerase eval /tmp/corpora/en.jsonl --lang-column lang --group-column kind --term-column terms
 
-`--files heldout23.yaml` keeps only the named files: the blind set, say, to measure a configured
+`--files heldout24.yaml` keeps only the named files: the blind set, say, to measure a configured
 model (`unerase eval … --backend openai --base-url …`) on sentences nothing was tuned on.
 
 The label is whether a careful reader would call the sentence a derogatory use (docs/evaluation.md):
@@ -63,7 +63,7 @@ def labelled(language_folder: Path, files: frozenset[str] = frozenset()) -> Iter
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="folder for the <lang>.jsonl files")
-    parser.add_argument("--files", default="", help="only these corpus files, by name (heldout23.yaml: the blind set)")
+    parser.add_argument("--files", default="", help="only these corpus files, by name (heldout24.yaml: the blind set)")
     args = parser.parse_args()
     files = frozenset(name.strip() for name in args.files.split(",") if name.strip())
     known = {path.name for path in CORPORA.glob("*/*.yaml")}

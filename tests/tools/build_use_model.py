@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPORA = ROOT / "tests" / "corpora"
 # the blind held-out sets: never trained on, whatever else changes (the others are development sets now: their misses
 # have been read)
-NEVER_TRAINED = ("heldout23.yaml",)
+NEVER_TRAINED = ("heldout24.yaml",)
 LAMBDA = 0.05  # L2 penalty of the mention regression (chosen by cross-validation on the development sentences)
 KIND_LAMBDA = 0.1
 NEIGHBOURS, TEMPERATURE = 10, 0.05  # the nearest-neighbour vote (engine.use_model.neighbour_vote)
