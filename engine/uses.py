@@ -1150,24 +1150,23 @@ class _Speech:
             else:
                 continue
             for end in range(at, first, -1):
-                for verb in self.verbs.get(before[end - 1], ()):
-                    size = len(verb)
-                    if end >= size and tuple(before[end - size : end]) == verb:
-                        if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size] + before[end:at]):
-                            return "", -1  # the writer's own claim: "I told him that ...", "diz-se que ..."
-                        return f"{' '.join(verb)} … {before[at] if at < len(before) else ''}".rstrip(" …"), at
+                verb = _ending(self.verbs, before, end)
+                if verb is not None:
+                    start = end - len(verb)
+                    if not self.writer.isdisjoint(before[max(0, start - 3) : start] + before[end:at]):
+                        return "", -1  # the writer's own claim: "I told him that ...", "diz-se que ..."
+                    return f"{' '.join(verb)} … {before[at] if at < len(before) else ''}".rstrip(" …"), at
         return "", -1
 
     def object_of(self, before: list[str]) -> str:
         """The verb ("sagt", "typing") when it stands right before the hit: the word itself is what someone else said or
         typed ("sagt … gerade so laut, dass der es hört", "anyone typing … at Jess"); "" when a `writer` pronoun stands
         within three words before it ("I said …")."""
-        end = len(before)
-        for verb in self.verbs.get(before[-1], ()) if before else ():
-            size = len(verb)
-            if end >= size and tuple(before[end - size :]) == verb:
-                return "" if not self.writer.isdisjoint(before[max(0, end - size - 3) : end - size]) else " ".join(verb)
-        return ""
+        verb = _ending(self.verbs, before, len(before))
+        if verb is None:
+            return ""
+        start = len(before) - len(verb)
+        return "" if not self.writer.isdisjoint(before[max(0, start - 3) : start]) else " ".join(verb)
 
     def before_comma(self, before: list[str], commas: Sequence[int], tags: Container[int] = ()) -> str:
         """The verb ("erzählt", "gli ha detto") when what the hit's sentence says after a comma is someone else's
@@ -1182,17 +1181,14 @@ class _Speech:
             if len(before) - at > COMMA_REACH:
                 return ""  # "Gematcht, eine Woche geschrieben, und kaum hatte ich erwähnt, dass …" is no report
             for end in (at, at - 1):
-                if end < at and before[end] not in self.me:
+                verb = _ending(self.verbs, before, end, opening) if end == at or before[end] in self.me else None
+                if verb is None:
                     continue
-                for verb in self.verbs.get(before[end - 1], ()) if end > opening else ():
-                    size = len(verb)
-                    if end - opening < size or tuple(before[end - size : end]) != verb:
-                        continue
-                    if not self.writer.isdisjoint(before[opening:at]) or (n and opening in tags):
-                        return ""
-                    if any(tuple(before[opening : opening + len(e)]) == e for e in self.endorsing):
-                        return f"!{' '.join(before[opening:end])}"
-                    return " ".join(before[end - size : at])
+                if not self.writer.isdisjoint(before[opening:at]) or (n and opening in tags):
+                    return ""
+                if any(tuple(before[opening : opening + len(e)]) == e for e in self.endorsing):
+                    return f"!{' '.join(before[opening:end])}"
+                return " ".join(before[end - len(verb) : at])
         return ""
 
     def named(self, clause: list[str]) -> str:
@@ -1203,19 +1199,17 @@ class _Speech:
         verb or opens it ("can we stop calling …", "on peut arrêter d'appeler …"): "" if none."""
         n = len(clause)
         for end in range(n, 0, -1):
-            for verb in self.naming.get(clause[end - 1], ()):
-                size = len(verb)
-                if end >= size and tuple(clause[end - size : end]) == verb:
-                    if n - end > NAMING_WORDS and self.me.isdisjoint(clause[end : end + 3]):
-                        continue  # far from the hit, unless the writer is the one named ("nennt mich …")
-                    start = end - size
-                    if any(
-                        verb[: len(s)] == s or tuple(clause[max(0, start - len(s)) : start]) == s for s in self.stop
-                    ):
-                        return " ".join(verb)  # "can we stop calling the … the …": the writer's request is no naming
-                    if not self.writer.isdisjoint(clause[max(0, end - size - 3) : end - size] + clause[end : end + 1]):
-                        return ""
-                    return " ".join(verb)
+            verb = _ending(self.naming, clause, end)
+            if verb is None:
+                continue
+            if n - end > NAMING_WORDS and self.me.isdisjoint(clause[end : end + 3]):
+                continue  # far from the hit, unless the writer is the one named ("nennt mich …")
+            start = end - len(verb)
+            if any(verb[: len(s)] == s or tuple(clause[max(0, start - len(s)) : start]) == s for s in self.stop):
+                return " ".join(verb)  # "can we stop calling the … the …": the writer's request is no naming
+            if not self.writer.isdisjoint(clause[max(0, start - 3) : start] + clause[end : end + 1]):
+                return ""
+            return " ".join(verb)
         return ""
 
 
@@ -1490,6 +1484,17 @@ class UseDetector:
             return {hit.id: UseReading() for hit in hits}
         readings = {hit.id: rules.read(text, hit) for hit in hits}
         return rules.carried(text, hits, readings)
+
+
+def _ending(
+    phrases: Mapping[str, tuple[tuple[str, ...], ...]], words: list[str], end: int, start: int = 0
+) -> tuple[str, ...] | None:
+    """The first of `phrases` (listed by their last word) that ends right before position `end` of `words` and begins
+    at `start` or after: the verb of a report or a naming ("hat gesagt", "dà del"); None when none does."""
+    for phrase in phrases.get(words[end - 1], ()) if end > start else ():
+        if end - start >= len(phrase) and tuple(words[end - len(phrase) : end]) == phrase:
+            return phrase
+    return None
 
 
 def _heads(heading: list[str], phrase: tuple[str, ...]) -> bool:
