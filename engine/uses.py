@@ -503,13 +503,10 @@ class UseRules:
         closing quotation mark, the tags of a quotation ('« … », qu'elle a dit, …')."""
         commas: list[int] = []
         tags: set[int] = set()
-        for comma in sorted((m.start() for m in _COMMA.finditer(text, left, start)), reverse=True):
+        for comma in reversed([m.start() for m in _COMMA.finditer(text, left, start)]):
             after = len(_words(text[comma:start]))
             commas.append(words - after)
-            before = comma
-            while before > left and text[before - 1] in " \t":
-                before -= 1
-            if text[before - 1 : before] in _CLOSING_MARKS:
+            if text[left:comma].rstrip(" \t")[-1:] in _CLOSING_MARKS:
                 tags.add(words - after)
             if after > COMMA_REACH:
                 break
